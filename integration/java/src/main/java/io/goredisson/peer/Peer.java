@@ -1,0 +1,257 @@
+package io.goredisson.peer;
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.redisson.Redisson;
+import org.redisson.api.RBucket;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+
+/**
+ * A Redisson peer driven over stdin/stdout by the Go interop tests (integration/javapeer).
+ *
+ * <p>Request: {@code ID OWNER CMD ARGS...} or a global {@code ID CMD} (clientid, ping, version, quit).
+ * Reply: {@code ID ok VALUE ELAPSED_US} or {@code ID err CLASS MESSAGE... ELAPSED_US}.
+ * Each distinct OWNER is one dedicated Java thread that runs its requests in order, so Redisson
+ * sees one stable thread id per owner. Replies of one owner come in request order; replies of
+ * different owners come as they finish. See ../README.md for the full protocol.
+ *
+ * <p>Options ({@code --name=value}, or the environment variable in brackets):
+ * {@code --redis} [PEER_REDIS] single server address, default redis://127.0.0.1:6379;
+ * {@code --cluster} [PEER_CLUSTER] comma-separated node addresses (cluster mode, overrides --redis);
+ * {@code --watchdog-ms} [PEER_WATCHDOG_MS] lockWatchdogTimeout, default Redisson's 30000;
+ * {@code --log-level} [PEER_LOG_LEVEL] slf4j-simple level on stderr, default warn.
+ */
+public final class Peer {
+    private static final String VOID = "-";
+
+    private final RedissonClient redisson;
+    private final PrintStream out;
+    private final Map<String, Owner> owners = new HashMap<>(); // touched by the stdin thread only
+
+    private Peer(RedissonClient redisson, PrintStream out) {
+        this.redisson = redisson;
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = parseArgs(args);
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", opt(opts, "log-level", "PEER_LOG_LEVEL", "warn"));
+        // stdout belongs to the protocol: anything else printing to System.out goes to stderr.
+        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+
+        Config config = new Config();
+        String watchdog = opt(opts, "watchdog-ms", "PEER_WATCHDOG_MS", "");
+        if (!watchdog.isEmpty()) {
+            config.setLockWatchdogTimeout(Long.parseLong(watchdog));
+        }
+        String cluster = opt(opts, "cluster", "PEER_CLUSTER", "");
+        if (!cluster.isEmpty()) {
+            config.useClusterServers().addNodeAddress(cluster.split(","));
+        } else {
+            config.useSingleServer().setAddress(opt(opts, "redis", "PEER_REDIS", "redis://127.0.0.1:6379"));
+        }
+
+        Peer peer = new Peer(Redisson.create(config), protocol);
+        peer.reply("ready");
+        peer.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
+    }
+
+    /** Reads requests until EOF or quit; global commands run inline, owner commands are queued. */
+    private void serve(BufferedReader in) throws Exception {
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length < 2) {
+                if (!line.isBlank()) {
+                    System.err.println("peer: malformed request: " + line);
+                    reply("0 err java.lang.IllegalArgumentException malformed_request 0");
+                }
+                continue;
+            }
+            if (f.length == 2) { // ID CMD
+                long start = System.nanoTime();
+                if (f[1].equals("quit")) {
+                    reply(f[0] + " ok bye " + micros(start));
+                    break;
+                }
+                respond(f[0], start, () -> global(f[1]));
+                continue;
+            }
+            Request r = new Request(f[0], f[2], Arrays.copyOfRange(f, 3, f.length));
+            owners.computeIfAbsent(f[1], Owner::new).queue.add(r);
+        }
+        redisson.shutdown(0, 2, TimeUnit.SECONDS);
+        System.exit(0);
+    }
+
+    private String global(String cmd) {
+        switch (cmd) {
+            case "ping": return "pong";
+            case "clientid": return redisson.getId(); // ServiceManager id: the UUID in the lock-holder field
+            case "version": return redissonVersion();
+            default: throw new IllegalArgumentException("unknown global command: " + cmd);
+        }
+    }
+
+    /** One owner = one platform thread, alive for the life of the peer. */
+    private final class Owner implements Runnable {
+        final BlockingQueue<Request> queue = new LinkedBlockingQueue<>();
+        final Map<String, RLock> locks = new HashMap<>(); // one RLock object per name, as in normal Java code
+
+        Owner(String name) {
+            Thread t = new Thread(this, "owner-" + name);
+            t.setDaemon(true);
+            t.start();
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                Request r;
+                try {
+                    r = queue.take();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                respond(r.id, System.nanoTime(), () -> execute(r.cmd, r.args));
+            }
+        }
+
+        private String execute(String cmd, String[] a) throws Exception {
+            switch (cmd) {
+                case "lock": {
+                    long lease = a.length > 1 ? Long.parseLong(a[1]) : -1;
+                    if (lease == -1) {
+                        lock(a).lock();
+                    } else {
+                        lock(a).lock(lease, TimeUnit.MILLISECONDS);
+                    }
+                    return "true";
+                }
+                case "trylock":
+                    if (a.length == 1) {
+                        return String.valueOf(lock(a).tryLock());
+                    }
+                    need(a, 3);
+                    return String.valueOf(lock(a).tryLock(Long.parseLong(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                case "unlock":
+                    lock(a).unlock();
+                    return VOID;
+                case "forceunlock": return String.valueOf(lock(a).forceUnlock());
+                case "islocked":    return String.valueOf(lock(a).isLocked());
+                case "isheld":      return String.valueOf(lock(a).isHeldByCurrentThread());
+                case "holdcount":   return String.valueOf(lock(a).getHoldCount());
+                case "ttl":         return String.valueOf(lock(a).remainTimeToLive());
+                case "incr": {      // deliberately NOT atomic: GET, optional sleep, SET value+1
+                    need(a, 1);
+                    RBucket<String> b = redisson.getBucket(a[0], StringCodec.INSTANCE);
+                    String v = b.get();
+                    long next = (v == null ? 0 : Long.parseLong(v)) + 1;
+                    if (a.length > 1) {
+                        Thread.sleep(Long.parseLong(a[1]));
+                    }
+                    b.set(String.valueOf(next));
+                    return String.valueOf(next);
+                }
+                case "threadid":
+                    return String.valueOf(Thread.currentThread().getId());
+                default:
+                    throw new IllegalArgumentException("unknown command: " + cmd);
+            }
+        }
+
+        private RLock lock(String[] a) {
+            need(a, 1);
+            return locks.computeIfAbsent(a[0], redisson::getLock);
+        }
+    }
+
+    private interface Action {
+        String run() throws Exception;
+    }
+
+    private void respond(String id, long start, Action action) {
+        String value;
+        try {
+            value = "ok " + action.run();
+        } catch (Throwable e) {
+            Throwable c = e;
+            while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
+                c = c.getCause();
+            }
+            String msg = c.getMessage() == null ? "" : c.getMessage().replaceAll("\\s+", " ").trim();
+            value = "err " + c.getClass().getName() + (msg.isEmpty() ? "" : " " + msg);
+        }
+        reply(id + " " + value + " " + micros(start));
+    }
+
+    private synchronized void reply(String line) {
+        out.print(line);
+        out.print('\n');
+        out.flush();
+    }
+
+    private record Request(String id, String cmd, String[] args) {}
+
+    private static long micros(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1000;
+    }
+
+    private static void need(String[] a, int n) {
+        if (a.length < n) {
+            throw new IllegalArgumentException("need " + n + " argument(s), got " + a.length);
+        }
+    }
+
+    private static String redissonVersion() {
+        try (InputStream in = Redisson.class.getResourceAsStream("/META-INF/maven/org.redisson/redisson/pom.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (Exception e) {
+            return "unknown";
+        }
+    }
+
+    private static Map<String, String> parseArgs(String[] args) {
+        Map<String, String> m = new HashMap<>();
+        for (String arg : args) {
+            if (!arg.startsWith("--") || !arg.contains("=")) {
+                throw new IllegalArgumentException("expected --name=value, got " + arg);
+            }
+            int eq = arg.indexOf('=');
+            m.put(arg.substring(2, eq), arg.substring(eq + 1));
+        }
+        return m;
+    }
+
+    private static String opt(Map<String, String> opts, String name, String env, String def) {
+        String v = opts.get(name);
+        if (v == null) {
+            v = System.getenv(env);
+        }
+        return v == null ? def : v;
+    }
+}

@@ -1,0 +1,47 @@
+package keys
+
+import "testing"
+
+func TestTaggedNames(t *testing.T) {
+	cases := []struct{ name, channel, latch string }{
+		{"order:42", "redisson_lock__channel:{order:42}", "redisson_unlock_latch:{order:42}:abc"},
+		{"{user}:1", "redisson_lock__channel:{user}:1", "redisson_unlock_latch:{user}:1:abc"},
+		{"a{b", "redisson_lock__channel:a{b", "redisson_unlock_latch:a{b:abc"},
+	}
+	for _, c := range cases {
+		if got := LockChannel(c.name); got != c.channel {
+			t.Errorf("LockChannel(%q) = %q, want %q", c.name, got, c.channel)
+		}
+		if got := UnlockLatch(c.name, "abc"); got != c.latch {
+			t.Errorf("UnlockLatch(%q) = %q, want %q", c.name, got, c.latch)
+		}
+	}
+}
+
+func TestSlot(t *testing.T) {
+	// Values from CLUSTER KEYSLOT on Redis 7.0.
+	cases := map[string]uint16{
+		"":                     0,
+		"foo":                  12182,
+		"123456789":            12739,
+		"{user1000}.following": 3443,
+		"{user1000}.followers": 3443,
+		"foo{}{bar}":           8363,
+		"foo{{bar}}zap":        4015,
+		"foo{bar}{zap}":        5061,
+	}
+	for k, want := range cases {
+		if got := Slot(k); got != want {
+			t.Errorf("Slot(%q) = %d, want %d", k, got, want)
+		}
+	}
+}
+
+func TestSlotSharedByLockKeys(t *testing.T) {
+	for _, name := range []string{"order:42", "{tag}:x", "plain"} {
+		s := Slot(name)
+		if Slot(LockChannel(name)) != s || Slot(UnlockLatch(name, "0123")) != s {
+			t.Errorf("keys of %q are not all in slot %d", name, s)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package keys
+
+import "strings"
+
+const (
+	lockChannelPrefix = "redisson_lock__channel"
+	unlockLatchPrefix = "redisson_unlock_latch"
+)
+
+// Tagged returns name in hash-tagged form, as Redisson does: "{name}" when name has no
+// '{', otherwise name unchanged (the caller's own hash tag is relied on).
+func Tagged(name string) string {
+	if strings.Contains(name, "{") {
+		return name
+	}
+	return "{" + name + "}"
+}
+
+// Prefixed returns prefix + ":" + Tagged(name): Redisson's prefixName.
+func Prefixed(prefix, name string) string {
+	return prefix + ":" + Tagged(name)
+}
+
+// LockChannel is the pub/sub channel on which the unlock of lock name is announced:
+// "redisson_lock__channel:{name}" (note the double underscore).
+func LockChannel(name string) string {
+	return Prefixed(lockChannelPrefix, name)
+}
+
+// UnlockLatch is the key under which one unlock request stores its result so that a
+// retry of the same request replays it: "redisson_unlock_latch:{name}:<requestID>".
+func UnlockLatch(name, requestID string) string {
+	return Prefixed(unlockLatchPrefix, name) + ":" + requestID
+}

@@ -1,0 +1,41 @@
+// Package redistest gives tests a real Redis 7.0 server on 127.0.0.1.
+//
+// A test binary that uses this package calls [Main] from its TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+// Tests then ask for a server:
+//
+//   - [Start] starts a fresh, empty server owned by one test and stopped in its
+//     Cleanup. Use it for tests that inject faults ([Server.Kill], [Server.Restart],
+//     [Server.Pause], [Server.Resume]) or need an empty keyspace.
+//   - [Shared] returns one server per test binary, started on first use and stopped by
+//     [Main]. Tests sharing it must use their own key names (for example a random
+//     suffix) and must not inject faults into it.
+//
+// # How the server runs
+//
+// The environment variable GOREDISSON_REDIS picks how servers run:
+//
+//   - "container": a container of the locally built image goredisson/redis:7.0.15
+//     (see scripts/redis-image/build.sh), started with testcontainers-go and published
+//     on 127.0.0.1 only, on a host port fixed up front so the address survives a
+//     restart. Nothing is ever pulled: a missing image fails the test with the
+//     command that builds it.
+//   - "process": a redis-server child process on a free loopback port, without
+//     persistence (no RDB snapshots,
+//     no AOF), in its own temporary directory.
+//   - "auto" or unset: "container" when a Docker engine answers and the image exists,
+//     "process" otherwise.
+//
+// The first server of each kind logs which path ran, to the test log and to stderr.
+// In both modes a restarted server is empty: nothing is persisted.
+//
+// # Environment
+//
+// [Main] (and the first container start, if Main is not used) defaults
+// TESTCONTAINERS_RYUK_DISABLED=true (the reaper's image cannot be pulled here) and
+// TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 (these machines have /.dockerenv, and
+// without the override testcontainers would dial the default gateway). Values
+// already set are kept.
+package redistest

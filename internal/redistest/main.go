@@ -1,0 +1,101 @@
+package redistest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// mainRunning is set by Main; Shared requires it.
+var mainRunning atomic.Bool
+
+// Main runs the tests of a package that uses Redis; call it from TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+// It defaults TESTCONTAINERS_RYUK_DISABLED=true and TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
+// (values already set are kept), runs the tests, stops every server still running
+// (the [Shared] one and any [Start]ed one whose cleanup did not run), then, if the
+// tests passed, checks that no goroutine outlives them (go.uber.org/goleak; rueidis
+// clients must be closed, which [Server.Client] does). extra adds goleak options for
+// goroutines the package knows to be harmless; use it sparingly and say why. Main
+// exits the process: with the tests' code, or 1 when stopping a server or the leak
+// check failed.
+func Main(m *testing.M, extra ...goleak.Option) {
+	setEnvDefaults()
+	mainRunning.Store(true)
+	code := m.Run()
+	if err := stopAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
+	}
+	if code == 0 {
+		if err := goleak.Find(append(leakOptions(), extra...)...); err != nil {
+			fmt.Fprintf(os.Stderr, "redistest: goroutines leaked by the tests: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// leakOptions lists background goroutines that are known to be harmless and cannot
+// be stopped from here. Keep it empty unless a goroutine is proven unavoidable.
+func leakOptions() []goleak.Option {
+	return nil
+}
+
+// setEnvDefaults sets the testcontainers variables these machines need unless they
+// are already set. It must run before testcontainers reads its configuration (once
+// per process, on first use).
+func setEnvDefaults() {
+	for k, v := range map[string]string{
+		"TESTCONTAINERS_RYUK_DISABLED": "true",      // the reaper's image cannot be pulled
+		"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", // /.dockerenv would make it dial the gateway
+	} {
+		if _, ok := os.LookupEnv(k); !ok {
+			_ = os.Setenv(k, v)
+		}
+	}
+}
+
+// live holds every server started and not yet stopped.
+var live struct {
+	mu      sync.Mutex
+	servers map[*Server]struct{}
+}
+
+func register(s *Server) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.servers == nil {
+		live.servers = map[*Server]struct{}{}
+	}
+	live.servers[s] = struct{}{}
+}
+
+func unregister(s *Server) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	delete(live.servers, s)
+}
+
+// stopAll stops every live server, the shared one included.
+func stopAll() error {
+	live.mu.Lock()
+	servers := live.servers
+	live.servers = nil
+	live.mu.Unlock()
+	var errs []error
+	for s := range servers {
+		errs = append(errs, s.terminate())
+	}
+	shared.mu.Lock()
+	shared.srv, shared.err = nil, errors.New("redistest: the shared server was stopped by Main")
+	shared.mu.Unlock()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,65 @@
+package lua
+
+import "github.com/redis/rueidis"
+
+// Release gives up one hold of a lock, idempotently per request.
+//
+//	KEYS[1] lock name
+//	KEYS[2] unlock channel "redisson_lock__channel:{name}"
+//	KEYS[3] unlock latch "redisson_unlock_latch:{name}:<request-id>"
+//	ARGV[1] message published on a full release: "0"
+//	ARGV[2] lease in milliseconds, set again when holds remain; "0" keeps the TTL
+//	ARGV[3] holder field "<client-uuid>:<owner-id>"
+//	ARGV[4] publish command: "PUBLISH" or "SPUBLISH"
+//	ARGV[5] latch TTL in milliseconds
+//	ARGV[6] optional second publish command
+//
+// If the latch exists, its stored reply is returned unchanged: a retry of the same request
+// replays the first result. Otherwise, when the field does not hold the lock the reply is
+// nil (not held). The field's count is decremented; when holds remain the TTL is set to the
+// lease (unless it is "0") and the reply is 0; when none remain the key is deleted, ARGV[1] is published on the
+// channel and the reply is 1. Replies 0 and 1 are also stored in the latch.
+var Release = rueidis.NewLuaScript(`
+local replay = redis.call('get', KEYS[3])
+if replay then
+	return tonumber(replay)
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+	return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+	if ARGV[2] ~= '0' then
+		redis.call('pexpire', KEYS[1], ARGV[2])
+	end
+	redis.call('set', KEYS[3], 0, 'px', ARGV[5])
+	return 0
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[4], KEYS[2], ARGV[1])
+if ARGV[6] then
+	redis.call(ARGV[6], KEYS[2], ARGV[1])
+end
+redis.call('set', KEYS[3], 1, 'px', ARGV[5])
+return 1
+`)
+
+// ForceRelease deletes a lock whoever holds it.
+//
+//	KEYS[1] lock name
+//	KEYS[2] unlock channel
+//	ARGV[1] message published: "0"
+//	ARGV[2] publish command: "PUBLISH" or "SPUBLISH"
+//	ARGV[3] optional second publish command
+//
+// When the key existed it is deleted, ARGV[1] is published and the reply is 1; otherwise the
+// reply is 0 and nothing is published.
+var ForceRelease = rueidis.NewLuaScript(`
+if redis.call('del', KEYS[1]) == 1 then
+	redis.call(ARGV[2], KEYS[2], ARGV[1])
+	if ARGV[3] then
+		redis.call(ARGV[3], KEYS[2], ARGV[1])
+	end
+	return 1
+end
+return 0
+`)

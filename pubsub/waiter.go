@@ -1,0 +1,50 @@
+package pubsub
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Waiter is one local waiter's place on a shared subscription. Its methods are meant for
+// the one goroutine that waits; Close may be called from any goroutine.
+type Waiter struct {
+	s    *Subscriber
+	e    *entry
+	wake chan struct{} // one slot: wake-ups that arrive while one is pending merge
+
+	closeOnce sync.Once
+}
+
+// Wait blocks until the waiter is woken by a release message (or a resubscription), until
+// max has passed, or until ctx ends. A negative max means no time bound. It returns nil when
+// woken or when max passed, ctx.Err() when ctx ended, and ErrClosed when the Subscriber was
+// closed. A wake-up that arrived before Wait was called is consumed at once.
+func (w *Waiter) Wait(ctx context.Context, max time.Duration) error {
+	var timeout <-chan time.Time
+	if max >= 0 {
+		t := time.NewTimer(max)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-w.wake:
+		return nil
+	case <-timeout:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.s.closing:
+		return ErrClosed
+	}
+}
+
+// Close removes the waiter. A wake-up it received but did not consume passes to the next
+// waiter, and the last waiter of a channel ends the channel's subscription. Close is
+// idempotent and does not block on Redis.
+func (w *Waiter) Close() {
+	w.closeOnce.Do(func() {
+		w.e.remove(w)
+		w.s.release(w.e)
+	})
+}

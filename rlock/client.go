@@ -1,0 +1,132 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/pubsub"
+	"github.com/goredisson/goredisson/renewal"
+)
+
+// Client creates locks that share Redis keys with Java Redisson clients. It has its own
+// random client id, its own pub/sub subscriptions and its own watchdog. It is safe for
+// concurrent use. Create it with New and end it with Close.
+type Client struct {
+	rc        rueidis.Client
+	id        string // random v4 UUID, the first part of every hash field
+	opts      Options
+	publish   []string // publish commands passed to the release scripts
+	subs      *pubsub.Subscriber
+	wheel     *renewal.Wheel
+	watchers  *watchers
+	latches   *latchSweeper
+	leaseMs   string // WatchdogTimeout in ms, as scripts take it
+	closed    atomic.Bool
+	closeOnce sync.Once
+	bg        sync.WaitGroup // give-backs of holds taken after the caller gave up
+}
+
+// New returns a Client that talks to Redis through rc, with a fresh random client id. It
+// never closes rc. With a Redis Cluster client and PubSubAuto it asks the server once
+// (PUBSUB SHARDNUMSUB, bounded by ctx) whether sharded pub/sub is supported.
+//
+// It returns ErrNilClient for a nil rc, ErrInvalidOptions for a negative option, and the
+// server's error when the cluster probe cannot reach Redis.
+func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) {
+	if rc == nil {
+		return nil, ErrNilClient
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sharded, publish := false, []string{"PUBLISH"}
+	if rc.Mode() == rueidis.ClientModeCluster {
+		switch opts.PubSub {
+		case PubSubSharded:
+			sharded, publish = true, []string{"SPUBLISH"}
+		case PubSubAuto:
+			err := rc.Do(ctx, rc.B().PubsubShardnumsub().Build()).Error()
+			if _, isRedis := rueidis.IsRedisErr(err); err != nil && !isRedis {
+				return nil, fmt.Errorf("rlock: probing sharded pub/sub: %w", err)
+			}
+			sharded = err == nil
+			publish = []string{"SPUBLISH", "PUBLISH"}
+		}
+	}
+	c := &Client{
+		rc:       rc,
+		id:       uuid.NewString(),
+		opts:     opts,
+		publish:  publish,
+		subs:     pubsub.New(rc, sharded),
+		watchers: newWatchers(),
+		latches:  newLatchSweeper(rc),
+		leaseMs:  strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
+	}
+	c.wheel = renewal.New(rc, renewal.Options{
+		Lease:     opts.WatchdogTimeout,
+		BatchSize: opts.RenewBatchSize,
+		Cluster:   rc.Mode() == rueidis.ClientModeCluster,
+		OnLost: func(name, field string, cause error) {
+			c.watchers.end(name, field, fmt.Errorf("%w: %w", ErrLockLost, cause))
+		},
+	})
+	return c, nil
+}
+
+// ID returns the client id: the random UUID that starts every hash field this client writes.
+func (c *Client) ID() string { return c.id }
+
+// NewLock returns the handle of the lock called name. The name is the Redis key, verbatim,
+// as Java's getLock(name) uses it. Handles are cheap, hold no state of their own and are
+// safe for concurrent use; any number may exist for one name.
+//
+// It returns ErrEmptyName for an empty name and ErrClosed after Close.
+func (c *Client) NewLock(name string) (*Lock, error) {
+	if name == "" {
+		return nil, ErrEmptyName
+	}
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	return &Lock{c: c, name: name, channel: keys.LockChannel(name)}, nil
+}
+
+// Close stops the watchdog and every subscription of this client, wakes every waiting
+// acquire with ErrClosed, waits for pending give-backs (each bounded by ReleaseTimeout),
+// and returns when every goroutine of the client has stopped. Locks still held are not
+// released: they expire with their lease, as Redisson's do at shutdown. Close does not
+// close the rueidis client and is idempotent.
+func (c *Client) Close() {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.subs.Close()
+		c.bg.Wait()
+		c.wheel.Close()
+		c.latches.close()
+		c.watchers.endAll(ErrClosed)
+	})
+}
+
+// field returns the hash field of owner o: "<client-uuid>:<owner>".
+func (c *Client) field(o Owner) string { return c.id + ":" + o.String() }
+
+// ownerField returns the field of the owner carried by ctx.
+func (c *Client) ownerField(ctx context.Context) (string, error) {
+	if c.closed.Load() {
+		return "", ErrClosed
+	}
+	o, ok := OwnerFrom(ctx)
+	if !ok {
+		return "", ErrNoOwner
+	}
+	return c.field(o), nil
+}

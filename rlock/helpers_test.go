@@ -1,0 +1,79 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+var nameSeq atomic.Int64
+
+// lockName returns a lock name no other test uses.
+func lockName(t testing.TB) string {
+	return fmt.Sprintf("%s:%d", strings.ReplaceAll(t.Name(), "/", ":"), nameSeq.Add(1))
+}
+
+// newClient returns a Client on srv, closed in t.Cleanup before its rueidis client.
+func newClient(t testing.TB, srv *redistest.Server, opts Options) (*Client, rueidis.Client) {
+	t.Helper()
+	rc := srv.Client(t)
+	c, err := New(context.Background(), rc, opts)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c, rc
+}
+
+func newLock(t testing.TB, c *Client, name string) *Lock {
+	t.Helper()
+	l, err := c.NewLock(name)
+	require.NoError(t, err)
+	return l
+}
+
+// testCtx returns a context that ends with the test, bounded by d.
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// hgetall returns the lock hash.
+func hgetall(t testing.TB, rc rueidis.Client, name string) map[string]string {
+	t.Helper()
+	m, err := rc.Do(context.Background(), rc.B().Hgetall().Key(name).Build()).AsStrMap()
+	require.NoError(t, err)
+	return m
+}
+
+func pttl(t testing.TB, rc rueidis.Client, name string) int64 {
+	t.Helper()
+	n, err := rc.Do(context.Background(), rc.B().Pttl().Key(name).Build()).AsInt64()
+	require.NoError(t, err)
+	return n
+}
+
+// overlap detects two owners inside one critical section at once.
+type overlap struct {
+	inside     atomic.Int32
+	violations atomic.Int32
+	entries    atomic.Int64
+}
+
+// enter marks an owner inside; the returned func marks it out.
+func (o *overlap) enter() func() {
+	if o.inside.Add(1) != 1 {
+		o.violations.Add(1)
+	}
+	o.entries.Add(1)
+	return func() { o.inside.Add(-1) }
+}

@@ -1,0 +1,79 @@
+package rlock
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults used for zero Options fields. They are Redisson's where Redisson has one.
+const (
+	// DefaultWatchdogTimeout is the lease of a lock taken without one; the watchdog renews
+	// it every third of this (Redisson's lockWatchdogTimeout).
+	DefaultWatchdogTimeout = 30 * time.Second
+	// DefaultRenewBatchSize is the number of locks one renewal call renews at most
+	// (Redisson's lockWatchdogBatchSize).
+	DefaultRenewBatchSize = 100
+	// DefaultUnlockLatchTTL is how long an unlock request's result is kept for retries of the
+	// same request (Redisson keeps it 16-20 s with its defaults).
+	DefaultUnlockLatchTTL = 20 * time.Second
+	// DefaultReleaseTimeout bounds the releases that run without the caller's cancellation:
+	// Unlock with an ended ctx, and giving back a hold taken after the caller gave up.
+	DefaultReleaseTimeout = 5 * time.Second
+)
+
+// PubSubMode chooses between classic (SUBSCRIBE/PUBLISH) and sharded (SSUBSCRIBE/SPUBLISH)
+// pub/sub for unlock messages. It matters only with a Redis Cluster client: Redisson uses
+// classic pub/sub on every other topology, and so does rlock.
+type PubSubMode int
+
+const (
+	// PubSubAuto is Redisson's AUTO: in a cluster, subscribe with SSUBSCRIBE when the server
+	// answers PUBSUB SHARDNUMSUB (Redis 7+), else with SUBSCRIBE; publish releases with both
+	// SPUBLISH and PUBLISH so Java waiters of either mode wake.
+	PubSubAuto PubSubMode = iota
+	// PubSubSharded always uses SSUBSCRIBE and SPUBLISH in a cluster.
+	PubSubSharded
+	// PubSubClassic always uses SUBSCRIBE and PUBLISH.
+	PubSubClassic
+)
+
+// Options configure a Client. The zero value means Redisson's defaults.
+type Options struct {
+	// WatchdogTimeout is the lease of locks taken without one; renewal runs every third of
+	// it. Zero means DefaultWatchdogTimeout.
+	WatchdogTimeout time.Duration
+	// RenewBatchSize is the most locks renewed by one script call. Zero means
+	// DefaultRenewBatchSize.
+	RenewBatchSize int
+	// UnlockLatchTTL is how long an unlock's result is kept so that its retries replay it.
+	// Zero means DefaultUnlockLatchTTL.
+	UnlockLatchTTL time.Duration
+	// ReleaseTimeout bounds releases that ignore the caller's cancellation. Zero means
+	// DefaultReleaseTimeout.
+	ReleaseTimeout time.Duration
+	// PubSub chooses classic or sharded pub/sub in a cluster. Zero means PubSubAuto.
+	PubSub PubSubMode
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.WatchdogTimeout < 0 || o.RenewBatchSize < 0 || o.UnlockLatchTTL < 0 || o.ReleaseTimeout < 0 ||
+		o.PubSub < PubSubAuto || o.PubSub > PubSubClassic {
+		return o, fmt.Errorf("%w: %+v", ErrInvalidOptions, o)
+	}
+	if o.WatchdogTimeout == 0 {
+		o.WatchdogTimeout = DefaultWatchdogTimeout
+	}
+	if o.WatchdogTimeout < 3*time.Millisecond {
+		return o, fmt.Errorf("%w: WatchdogTimeout %v is below 3ms", ErrInvalidOptions, o.WatchdogTimeout)
+	}
+	if o.RenewBatchSize == 0 {
+		o.RenewBatchSize = DefaultRenewBatchSize
+	}
+	if o.UnlockLatchTTL == 0 {
+		o.UnlockLatchTTL = DefaultUnlockLatchTTL
+	}
+	if o.ReleaseTimeout == 0 {
+		o.ReleaseTimeout = DefaultReleaseTimeout
+	}
+	return o, nil
+}
