@@ -21,7 +21,9 @@ import (
 // until a release is published (or the holder's lease runs out) and does not poll. It
 // returns nil if and only if the owner now holds the lock. When ctx ends it returns
 // ctx.Err() and leaves nothing held: a hold the script took after the caller gave up is
-// given back in the background.
+// given back in the background. A connection error during an attempt is returned as is and
+// not retried, since the attempt may or may not have taken effect; such a hold is never
+// renewed, so it ends with its lease.
 func (l *Lock) Lock(ctx context.Context) error {
 	return l.acquire(ctx, -1, 0)
 }

@@ -18,8 +18,8 @@ import (
 // client, Java or Go. With holds remaining, the lock stays held: a watchdog hold keeps the
 // watchdog lease, an explicit lease keeps its TTL.
 //
-// Unlock works with an ended ctx: it then runs with ctx's values but not its cancellation,
-// bounded by ReleaseTimeout. The watchdog of the released hold stops before the script is
+// Unlock uses ctx's values but not its cancellation or deadline, so that a release is never
+// abandoned half way and works with an ended ctx; it is bounded by ReleaseTimeout instead. The watchdog of the released hold stops before the script is
 // sent, even when Unlock fails. A request whose reply is lost is retried with the same
 // request id, and Redis replays the first result (Redisson's unlock latch).
 //
@@ -30,11 +30,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	defer cancel()
 	watchdog := l.c.wheel.Count(l.name, field) > 0
 	l.c.wheel.Remove(l.name, field)
 	return l.release(ctx, field, watchdog)

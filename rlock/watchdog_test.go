@@ -1,0 +1,180 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/renewal"
+)
+
+// holdFor polls, for d, that the owner still holds the lock and that held is not done.
+func holdFor(t *testing.T, l *Lock, ctx, held context.Context, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		ok, err := l.IsHeld(ctx)
+		require.NoError(t, err)
+		require.True(t, ok, "the lock expired while its holder was working")
+		require.NoError(t, held.Err())
+		select {
+		case <-held.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func TestWatchdogKeepsLockAlive(t *testing.T) {
+	c, _ := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: time.Second})
+	l := newLock(t, c, lockName(t))
+	ctx := NewOwner(testCtx(t, 30*time.Second))
+	require.NoError(t, l.Lock(ctx))
+	held, cancel, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer cancel()
+	holdFor(t, l, ctx, held, 5*time.Second)
+	assert.GreaterOrEqual(t, c.wheel.Stats().Renewed, uint64(10))
+	require.NoError(t, l.Unlock(ctx))
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), ErrReleased)
+}
+
+func TestReentrantRenewalSurvivesForNextOwner(t *testing.T) { // RL-28, Redisson #6144
+	c, rc := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: 300 * time.Millisecond})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	base := testCtx(t, 30*time.Second)
+	a, b := NewOwner(base), NewOwner(base)
+	require.NoError(t, l.Lock(a))
+	require.NoError(t, l.Lock(a))
+	require.NoError(t, l.Unlock(a))
+	require.NoError(t, l.Unlock(a))
+	assert.Equal(t, 0, c.wheel.Len())
+	require.NoError(t, l.Lock(b))
+	held, cancel, err := l.Held(b)
+	require.NoError(t, err)
+	defer cancel()
+	holdFor(t, l, b, held, 3*time.Second) // 10 watchdog timeouts
+	assert.Positive(t, pttl(t, rc, name))
+	require.NoError(t, l.Unlock(b))
+}
+
+func TestClosedClientStopsRenewal(t *testing.T) { // RL-12
+	srv := redistest.Shared(t)
+	a, _ := newClient(t, srv, Options{WatchdogTimeout: 600 * time.Millisecond})
+	b, _ := newClient(t, srv, Options{})
+	name := lockName(t)
+	base := testCtx(t, 30*time.Second)
+	require.NoError(t, newLock(t, a, name).Lock(NewOwner(base)))
+	a.Close()
+	closed := time.Now()
+	require.NoError(t, newLock(t, b, name).Lock(NewOwner(base)))
+	assert.Less(t, time.Since(closed), 600*time.Millisecond+500*time.Millisecond,
+		"the lock is free within the watchdog timeout of the shutdown")
+}
+
+func TestForceUnlockElsewhereIsSignalled(t *testing.T) {
+	srv := redistest.Shared(t)
+	a, _ := newClient(t, srv, Options{WatchdogTimeout: 900 * time.Millisecond})
+	b, _ := newClient(t, srv, Options{})
+	name := lockName(t)
+	l := newLock(t, a, name)
+	ctx := NewOwner(testCtx(t, 30*time.Second))
+	require.NoError(t, l.Lock(ctx))
+	held, cancel, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer cancel()
+	ok, err := newLock(t, b, name).ForceUnlock(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	forced := time.Now()
+	select {
+	case <-held.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("force-unlock was never signalled")
+	}
+	assert.Less(t, time.Since(forced), 300*time.Millisecond+500*time.Millisecond, "within one renewal interval")
+	assert.ErrorIs(t, context.Cause(held), ErrLockLost)
+	assert.ErrorIs(t, context.Cause(held), renewal.ErrNotHeld)
+	assert.ErrorIs(t, l.Unlock(ctx), ErrNotHeld)
+	assert.Equal(t, 0, a.wheel.Len())
+}
+
+func TestRedisRestartLosesLock(t *testing.T) { // RL-27, F2
+	srv := redistest.Start(t)
+	c, _ := newClient(t, srv, Options{WatchdogTimeout: time.Second})
+	l := newLock(t, c, lockName(t))
+	ctx := NewOwner(testCtx(t, 60*time.Second))
+	require.NoError(t, l.Lock(ctx))
+	held, cancel, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer cancel()
+	srv.Kill(t)
+	srv.Restart(t)
+	select {
+	case <-held.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the loss was never signalled")
+	}
+	assert.ErrorIs(t, context.Cause(held), ErrLockLost)
+	assert.ErrorIs(t, l.Unlock(ctx), ErrNotHeld)
+
+	// The first command on a connection broken by the restart may fail; Lock does not retry
+	// an acquire whose outcome it cannot know, so the caller does.
+	require.Eventually(t, func() bool { return l.Lock(ctx) == nil }, 10*time.Second, 50*time.Millisecond,
+		"a new acquisition succeeds and arms renewal afresh")
+	held2, cancel2, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer cancel2()
+	holdFor(t, l, ctx, held2, 2*time.Second)
+	require.NoError(t, l.Unlock(ctx))
+}
+
+func TestLeaseExpiryIsSignalled(t *testing.T) {
+	c, _ := newClient(t, redistest.Shared(t), Options{})
+	l := newLock(t, c, lockName(t))
+	ctx := NewOwner(testCtx(t, 30*time.Second))
+	require.NoError(t, l.LockFor(ctx, 300*time.Millisecond))
+	held, cancel, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer cancel()
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), ErrLockLost)
+	_, _, err = l.Held(ctx)
+	assert.ErrorIs(t, err, ErrNotHeld)
+}
+
+func TestCancelledAcquireLeavesNothing(t *testing.T) { // RL-03, Redisson #7272 / #2714
+	c, rc := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: 500 * time.Millisecond})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	cancelled := 0
+	for range 2000 {
+		ctx, cancel := context.WithCancel(NewOwner(context.Background()))
+		go func() {
+			time.Sleep(time.Duration(rand.IntN(150)) * time.Microsecond)
+			cancel()
+		}()
+		if err := l.Lock(ctx); err == nil {
+			require.NoError(t, l.Unlock(ctx))
+		} else {
+			require.ErrorIs(t, err, context.Canceled)
+			cancelled++
+		}
+		cancel()
+	}
+	t.Logf("%d of 2000 acquisitions cancelled", cancelled)
+	require.Eventually(t, func() bool {
+		return c.wheel.Len() == 0 && pttl(t, rc, name) == -2
+	}, 5*time.Second, 10*time.Millisecond, "no hold is left taken or renewed")
+}
+
+func TestLostLockSignalCauses(t *testing.T) {
+	assert.True(t, errors.Is(ErrLockLost, ErrLockLost))
+	assert.False(t, errors.Is(ErrReleased, ErrLockLost))
+}
