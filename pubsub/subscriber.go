@@ -202,3 +202,16 @@ func (s *Subscriber) receive(e *entry) error {
 	})
 	return s.client.Receive(ctx, cmd, e.onMessage)
 }
+
+// Waiters returns the number of local waiters registered on channel.
+func (s *Subscriber) Waiters(channel string) int {
+	s.mu.Lock()
+	e := s.entries[channel]
+	s.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.waiters)
+}

@@ -143,10 +143,12 @@ func TestLeaseExpiryIsSignalled(t *testing.T) {
 	held, cancel, err := l.Held(ctx)
 	require.NoError(t, err)
 	defer cancel()
-	<-held.Done()
+	<-held.Done() // at the lease's end as this process measures it, which may precede the server's
 	assert.ErrorIs(t, context.Cause(held), ErrLockLost)
-	_, _, err = l.Held(ctx)
-	assert.ErrorIs(t, err, ErrNotHeld)
+	require.Eventually(t, func() bool {
+		_, _, err := l.Held(ctx)
+		return errors.Is(err, ErrNotHeld)
+	}, 5*time.Second, 5*time.Millisecond)
 }
 
 func TestCancelledAcquireLeavesNothing(t *testing.T) { // RL-03, Redisson #7272 / #2714

@@ -1,0 +1,169 @@
+package lua
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+const (
+	field   = "0b9a4d3e-9a7c-4d0e-8f3e-2b1a5c6d7e8f:1"
+	other   = "6f1c2a9e-3b7d-4c1e-9a55-0d2f8e4b7c11:57"
+	channel = "redisson_lock__channel:{lk}"
+)
+
+type fixture struct {
+	t    *testing.T
+	rc   rueidis.Client
+	msgs chan string
+}
+
+// setup gives each test a fresh server and a listener on the lock's channel.
+func setup(t *testing.T) *fixture {
+	srv := redistest.Start(t)
+	f := &fixture{t: t, rc: srv.Client(t), msgs: make(chan string, 16)}
+	sub := srv.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		var once sync.Once
+		hctx := rueidis.WithOnSubscriptionHook(ctx, func(rueidis.PubSubSubscription) { once.Do(func() { close(ready) }) })
+		sub.Receive(hctx, sub.B().Subscribe().Channel(channel).Build(), func(m rueidis.PubSubMessage) { f.msgs <- m.Message })
+	}()
+	<-ready
+	return f
+}
+
+func (f *fixture) do(args ...string) rueidis.RedisResult {
+	return f.rc.Do(context.Background(), f.rc.B().Arbitrary(args...).Build())
+}
+
+func (f *fixture) hash() map[string]string {
+	m, err := f.do("HGETALL", "lk").AsStrMap()
+	require.NoError(f.t, err)
+	return m
+}
+
+func (f *fixture) pttl() int64 {
+	n, err := f.do("PTTL", "lk").AsInt64()
+	require.NoError(f.t, err)
+	return n
+}
+
+// published returns the next message on the channel, or "" when none comes soon. A PING
+// round trip after the script orders the check after any publish.
+func (f *fixture) published() string {
+	select {
+	case m := <-f.msgs:
+		return m
+	case <-time.After(200 * time.Millisecond):
+		return ""
+	}
+}
+
+func (f *fixture) exec(s *rueidis.Lua, keys []string, args ...string) rueidis.RedisResult {
+	return s.Exec(context.Background(), f.rc, keys, args)
+}
+
+func TestAcquireScript(t *testing.T) {
+	f := setup(t)
+	r := f.exec(Acquire, []string{"lk"}, "30000", field)
+	assert.True(t, rueidis.IsRedisNil(r.Error()), "nil reply = acquired")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.InDelta(t, 30000, f.pttl(), 50)
+
+	r = f.exec(Acquire, []string{"lk"}, "10000", field)
+	assert.True(t, rueidis.IsRedisNil(r.Error()), "re-entry")
+	assert.Equal(t, map[string]string{field: "2"}, f.hash())
+	assert.InDelta(t, 10000, f.pttl(), 50, "the lease of the latest acquisition")
+
+	ttl, err := f.exec(Acquire, []string{"lk"}, "30000", other).AsInt64()
+	require.NoError(t, err)
+	assert.InDelta(t, 10000, ttl, 50, "another holder gets the PTTL")
+	assert.Equal(t, map[string]string{field: "2"}, f.hash())
+
+	require.NoError(t, f.do("PERSIST", "lk").Error())
+	ttl, err = f.exec(Acquire, []string{"lk"}, "30000", other).AsInt64()
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), ttl, "no TTL")
+}
+
+func TestReleaseScript(t *testing.T) {
+	f := setup(t)
+	latch := func(id string) string { return "redisson_unlock_latch:{lk}:" + id }
+	release := func(id, lease string) rueidis.RedisResult {
+		return f.exec(Release, []string{"lk", channel, latch(id)}, "0", lease, field, "PUBLISH", "20000")
+	}
+	r := release("a1", "30000")
+	assert.True(t, rueidis.IsRedisNil(r.Error()), "not held: nil")
+	assert.Equal(t, int64(0), must(f.do("EXISTS", latch("a1")).AsInt64()), "no latch for nil")
+
+	require.NoError(t, f.do("HSET", "lk", field, "2").Error())
+	require.NoError(t, f.do("PEXPIRE", "lk", "5000").Error())
+	assert.Equal(t, int64(0), must(release("b1", "30000").AsInt64()), "still held")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.InDelta(t, 30000, f.pttl(), 50, "TTL reset to the lease")
+	assert.Equal(t, "", f.published())
+	assert.InDelta(t, 20000, must(f.do("PTTL", latch("b1")).AsInt64()), 1000)
+
+	require.NoError(t, f.do("PEXPIRE", "lk", "5000").Error())
+	require.NoError(t, f.do("HSET", "lk", field, "2").Error())
+	assert.Equal(t, int64(0), must(release("b2", "0").AsInt64()))
+	assert.InDelta(t, 5000, f.pttl(), 50, `lease "0" keeps the TTL`)
+
+	assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "fully released")
+	assert.Empty(t, f.hash())
+	assert.Equal(t, "0", f.published())
+	assert.Equal(t, "1", must(f.do("GET", latch("c1")).ToString()))
+
+	assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "a retry replays the first result")
+	assert.Equal(t, "", f.published(), "without publishing again")
+
+	require.NoError(t, f.do("HSET", "lk", field, "1").Error())
+	r = f.exec(Release, []string{"lk", channel, latch("d1")}, "0", "30000", field, "SPUBLISH", "20000", "PUBLISH")
+	assert.Equal(t, int64(1), must(r.AsInt64()))
+	assert.Equal(t, "0", f.published(), "the second publish command reaches classic subscribers")
+}
+
+func TestForceReleaseScript(t *testing.T) {
+	f := setup(t)
+	assert.Equal(t, int64(0), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "PUBLISH").AsInt64()))
+	assert.Equal(t, "", f.published())
+	require.NoError(t, f.do("HSET", "lk", other, "3").Error())
+	assert.Equal(t, int64(1), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "PUBLISH").AsInt64()))
+	assert.Empty(t, f.hash())
+	assert.Equal(t, "0", f.published())
+}
+
+func TestRenewScript(t *testing.T) {
+	f := setup(t)
+	require.NoError(t, f.do("HSET", "lk", field, "1").Error())
+	require.NoError(t, f.do("PEXPIRE", "lk", "1000").Error())
+	require.NoError(t, f.do("HSET", "lk2", other, "1").Error())
+	require.NoError(t, f.do("PEXPIRE", "lk2", "1000").Error())
+	got, err := f.exec(Renew, []string{"lk", "lk2", "missing"}, "30000", field, field, field).AsIntSlice()
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 0, 0}, got)
+	assert.InDelta(t, 30000, f.pttl(), 50)
+	assert.LessOrEqual(t, must(f.do("PTTL", "lk2").AsInt64()), int64(1000), "another holder's lock is not renewed")
+	assert.Equal(t, int64(0), must(f.do("EXISTS", "missing").AsInt64()), "renewal never creates a key")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
