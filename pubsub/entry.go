@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/rueidis"
 )
@@ -17,7 +18,8 @@ type entry struct {
 	done    chan struct{} // closed once the subscription is gone and its goroutine stopped
 	err     error         // set before ready is closed when the first subscribe failed
 
-	refs int // guarded by Subscriber.mu
+	refs    int          // guarded by Subscriber.mu
+	waiting atomic.Int32 // waiters blocked in Wait
 
 	mu      sync.Mutex
 	subs    int       // confirmations seen

@@ -203,15 +203,13 @@ func (s *Subscriber) receive(e *entry) error {
 	return s.client.Receive(ctx, cmd, e.onMessage)
 }
 
-// Waiters returns the number of local waiters registered on channel.
-func (s *Subscriber) Waiters(channel string) int {
+// Waiting returns the number of local waiters on channel that are blocked in Wait now.
+func (s *Subscriber) Waiting(channel string) int {
 	s.mu.Lock()
 	e := s.entries[channel]
 	s.mu.Unlock()
 	if e == nil {
 		return 0
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.waiters)
+	return int(e.waiting.Load())
 }

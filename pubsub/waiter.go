@@ -27,6 +27,8 @@ func (w *Waiter) Wait(ctx context.Context, max time.Duration) error {
 		defer t.Stop()
 		timeout = t.C
 	}
+	w.e.waiting.Add(1)
+	defer w.e.waiting.Add(-1)
 	select {
 	case <-w.wake:
 		return nil

@@ -148,7 +148,7 @@ func TestWaitersServedInArrivalOrder(t *testing.T) {
 			order <- i
 			assert.NoError(t, l.Unlock(ctx))
 		})
-		require.Eventually(t, func() bool { return c.subs.Waiters(l.channel) == i+1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return c.subs.Waiting(l.channel) == i+1 }, 5*time.Second, time.Millisecond)
 	}
 	waitSubscribed(t, rc, name, 1)
 	require.NoError(t, l.Unlock(holder))

@@ -14,7 +14,10 @@ import (
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	redistest.ExportAddr("REDIS_ADDR") // for Example
+	redistest.Main(m)
+}
 
 var nameSeq atomic.Int64
 

@@ -19,6 +19,14 @@ import (
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 )
 
+// EnvRun names a test run; when set, its value labels every container under
+// [RunLabel], so that the run's containers can be removed without touching those
+// of other runs (.ci/run sets it).
+const EnvRun = "GOREDISSON_RUN"
+
+// RunLabel is the container label that holds the value of [EnvRun].
+const RunLabel = "io.goredisson.run"
+
 // redisPort is the port Redis listens on inside the container.
 var redisPort = network.MustParsePort("6379/tcp")
 
@@ -42,7 +50,7 @@ func startContainer(ctx context.Context, logger *switchLogger) (*ctr, error) {
 		return nil, err
 	}
 	hostPort := strconv.Itoa(port)
-	c, err := tcredis.Run(ctx, Image,
+	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithLogger(logger),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.PortBindings = network.PortMap{redisPort: {{
@@ -50,7 +58,11 @@ func startContainer(ctx context.Context, logger *switchLogger) (*ctr, error) {
 				HostPort: hostPort,
 			}}}
 		}),
-	)
+	}
+	if run := os.Getenv(EnvRun); run != "" {
+		opts = append(opts, testcontainers.WithLabels(map[string]string{RunLabel: run}))
+	}
+	c, err := tcredis.Run(ctx, Image, opts...)
 	if err != nil {
 		if c != nil {
 			_ = c.Terminate(context.WithoutCancel(ctx))

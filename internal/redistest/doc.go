@@ -37,5 +37,7 @@
 // TESTCONTAINERS_RYUK_DISABLED=true (the reaper's image cannot be pulled here) and
 // TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 (these machines have /.dockerenv, and
 // without the override testcontainers would dial the default gateway). Values
-// already set are kept.
+// already set are kept. When GOREDISSON_RUN is set (.ci/run sets it), containers
+// carry the label io.goredisson.run with its value, so that one run can remove its
+// own leftovers without touching another run's containers.
 package redistest

@@ -29,7 +29,13 @@ var mainRunning atomic.Bool
 func Main(m *testing.M, extra ...goleak.Option) {
 	setEnvDefaults()
 	mainRunning.Store(true)
-	code := m.Run()
+	code := 0
+	if err := exportShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	} else {
+		code = m.Run()
+	}
 	if err := stopAll(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = max(code, 1)
@@ -98,4 +104,26 @@ func stopAll() error {
 	shared.srv, shared.err = nil, errors.New("redistest: the shared server was stopped by Main")
 	shared.mu.Unlock()
 	return errors.Join(errs...)
+}
+
+var exportEnv string
+
+// ExportAddr makes Main start the [Shared] server before the tests and set the environment
+// variable env to its address, for runnable examples that read their Redis address from the
+// environment. Call it from TestMain before Main.
+func ExportAddr(env string) { exportEnv = env }
+
+func exportShared() error {
+	if exportEnv == "" {
+		return nil
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv == nil && shared.err == nil {
+		shared.srv, shared.err = newServer(nil, "", true)
+	}
+	if shared.err != nil {
+		return fmt.Errorf("redistest: shared server for %s: %w", exportEnv, shared.err)
+	}
+	return os.Setenv(exportEnv, shared.srv.Addr)
 }

@@ -99,12 +99,14 @@ func probeImage(ctx context.Context, image string) error {
 var announced sync.Map // message -> struct{}{}
 
 // announce logs, once per distinct message and test binary, which path runs Redis: to t's log
-// and to stderr, so it is seen even without -v.
+// (when t is not nil) and to stderr, so it is seen even without -v.
 func announce(t testing.TB, mode, detail string) {
 	msg := fmt.Sprintf("redistest: Redis runs in %s mode (%s)", mode, detail)
 	if _, loaded := announced.LoadOrStore(msg, struct{}{}); loaded {
 		return
 	}
-	t.Log(msg)
+	if t != nil {
+		t.Log(msg)
+	}
 	fmt.Fprintln(os.Stderr, msg)
 }

@@ -45,7 +45,8 @@ func startProcess(ctx context.Context) (*process, error) {
 	for range portAttempts {
 		port, err := freePort()
 		if err != nil {
-			break
+			_ = os.RemoveAll(dir)
+			return nil, err
 		}
 		p.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if err = p.start(ctx); err == nil {

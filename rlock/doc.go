@@ -1,0 +1,44 @@
+// Package rlock is a reentrant distributed lock that shares its Redis keys with Java
+// Redisson's RLock: a Go service and a Java service locking "order:42" exclude each other,
+// wake each other's waiters, and cannot release each other's holds.
+//
+// # Clients, locks and owners
+//
+// A Client wraps the caller's rueidis.Client (single server, Sentinel or Cluster) with a
+// random client id, a watchdog and shared pub/sub subscriptions. NewLock returns a cheap
+// handle per lock name; the name is the Redis key, exactly as Java's getLock(name) uses it.
+//
+// Redisson identifies a holder by its Java thread. Go has no goroutine identity, so a holder
+// here is an Owner carried in the context.Context:
+//
+//	ctx = rlock.NewOwner(ctx) // mint an owner for this task
+//	if err := l.Lock(ctx); err != nil { ... }
+//	defer l.Unlock(ctx)
+//
+// Calls with contexts carrying the same owner re-enter (the hold count goes up; each Lock
+// needs its Unlock); a different owner waits. An owner is handed to another goroutine by
+// passing the ctx, or with WithOwner(otherCtx, o) where o came from OwnerFrom. A call that
+// acts for an owner returns ErrNoOwner when its ctx carries none: rlock never invents an
+// owner, since an invented one could never unlock.
+//
+// In Redis the lock is a hash at the lock name whose field "<client-uuid>:<owner>" maps to
+// the hold count, with the lease as the key's TTL; a full release deletes the key and
+// publishes "0" on "redisson_lock__channel:{name}". docs/PROTOCOL.md has the details.
+//
+// # Contract
+//
+//   - err == nil from Lock, LockFor or TryLock means the owner holds the lock; any error
+//     means it does not. If ctx ends while an attempt is in flight, the call returns
+//     ctx.Err() at once and a hold taken by that attempt is given back in the background.
+//   - Lock and TryLock with a zero lease use the watchdog: the key lives WatchdogTimeout
+//     (30 s by default) and is renewed every third of it until the final Unlock. Explicit
+//     leases are never renewed.
+//   - Waiting never polls: a waiter sleeps until a release is published, bounded by the
+//     holder's remaining TTL in case a message is lost.
+//   - Unlock by an owner that does not hold the lock returns ErrNotHeld and changes nothing.
+//   - Held returns a context that is cancelled when the hold is lost, so that work under
+//     the lock can stop. Loss is learnt, not prevented: see docs/RELIABILITY.md for what a
+//     lease-based lock can and cannot promise.
+//
+// Every method is safe for concurrent use.
+package rlock
