@@ -1,7 +1,5 @@
 package lua
 
-import "github.com/redis/rueidis"
-
 // Acquire takes or re-enters a lock.
 //
 //	KEYS[1] lock name
@@ -12,11 +10,11 @@ import "github.com/redis/rueidis"
 // incremented, the key's TTL set to the lease, and the reply is nil (acquired). Otherwise the
 // reply is the key's PTTL in milliseconds (-1 when the key has no TTL): the holder's
 // remaining lease.
-var Acquire = rueidis.NewLuaScript(`
+var Acquire = newScript(`
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
 end
 return redis.call('pttl', KEYS[1])
-`)
+`, false)

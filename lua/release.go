@@ -1,7 +1,5 @@
 package lua
 
-import "github.com/redis/rueidis"
-
 // Release gives up one hold of a lock, idempotently per request.
 //
 //	KEYS[1] lock name
@@ -19,7 +17,7 @@ import "github.com/redis/rueidis"
 // nil (not held). The field's count is decremented; when holds remain the TTL is set to the
 // lease (unless it is "0") and the reply is 0; when none remain the key is deleted, ARGV[1] is published on the
 // channel and the reply is 1. Replies 0 and 1 are also stored in the latch.
-var Release = rueidis.NewLuaScript(`
+var Release = newScript(`
 local replay = redis.call('get', KEYS[3])
 if replay then
 	return tonumber(replay)
@@ -41,7 +39,7 @@ if ARGV[6] then
 end
 redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
-`)
+`, false)
 
 // ForceRelease deletes a lock whoever holds it.
 //
@@ -53,7 +51,7 @@ return 1
 //
 // When the key existed it is deleted, ARGV[1] is published and the reply is 1; otherwise the
 // reply is 0 and nothing is published.
-var ForceRelease = rueidis.NewLuaScript(`
+var ForceRelease = newScript(`
 if redis.call('del', KEYS[1]) == 1 then
 	redis.call(ARGV[2], KEYS[2], ARGV[1])
 	if ARGV[3] then
@@ -62,4 +60,4 @@ if redis.call('del', KEYS[1]) == 1 then
 	return 1
 end
 return 0
-`)
+`, false)

@@ -1,7 +1,5 @@
 package lua
 
-import "github.com/redis/rueidis"
-
 // Renew extends the leases of a batch of locks, each only while its holder still holds it.
 //
 //	KEYS[i]   lock name i (in a cluster, all in one hash slot)
@@ -11,7 +9,7 @@ import "github.com/redis/rueidis"
 // For each lock whose field exists the key's TTL is set to the lease. The reply is an array
 // with one integer per key: 1 renewed, 0 the field is gone (the lock is no longer held by
 // it). Renewal never creates a key, so retrying it is safe.
-var Renew = rueidis.NewLuaScriptRetryable(`
+var Renew = newScript(`
 local renewed = {}
 for i = 1, #KEYS do
 	if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then
@@ -22,4 +20,4 @@ for i = 1, #KEYS do
 	end
 end
 return renewed
-`)
+`, true)

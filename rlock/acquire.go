@@ -158,7 +158,7 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (time
 func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string, watchdog bool) (rueidis.RedisResult, error) {
 	keys, args := []string{l.name}, []string{leaseMs, field}
 	if ctx.Done() == nil {
-		return lua.Acquire.Exec(ctx, l.c.rc, keys, args), nil
+		return l.runAcquire(ctx, keys, args, watchdog), nil
 	}
 	const (
 		pending int32 = iota
@@ -172,7 +172,7 @@ func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string, watchdog 
 		defer l.c.bg.Done()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 		defer cancel()
-		res := lua.Acquire.Exec(rctx, l.c.rc, keys, args)
+		res := l.runAcquire(rctx, keys, args, watchdog)
 		reply <- res
 		if !state.CompareAndSwap(pending, delivered) && rueidis.IsRedisNil(res.Error()) {
 			l.release(rctx, field, watchdog)
@@ -187,4 +187,40 @@ func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string, watchdog 
 		}
 		return <-reply, nil
 	}
+}
+
+// runAcquire runs the acquire script; with Options.ReplicaAck it pipelines WAIT after it on
+// the same connection and gives the hold back when no replica acknowledged it.
+func (l *Lock) runAcquire(ctx context.Context, keys, args []string, watchdog bool) rueidis.RedisResult {
+	if l.c.opts.ReplicaAck <= 0 {
+		return lua.Acquire.Exec(ctx, l.c.rc, keys, args)
+	}
+	var res, acks rueidis.RedisResult
+	wait := l.c.rc.B().Wait().Numreplicas(1).Timeout(max(l.c.opts.ReplicaAck.Milliseconds(), 1)).Build()
+	err := l.c.rc.Dedicated(func(dc rueidis.DedicatedClient) error {
+		script := dc.B().Evalsha().Sha1(lua.Acquire.SHA1).Numkeys(1).Key(keys...).Arg(args...).Build()
+		rs := dc.DoMulti(ctx, script, wait)
+		if e, ok := rueidis.IsRedisErr(rs[0].Error()); ok && e.IsNoScript() {
+			script = dc.B().Eval().Script(lua.Acquire.Source).Numkeys(1).Key(keys...).Arg(args...).Build()
+			rs = dc.DoMulti(ctx, script, wait)
+		}
+		res, acks = rs[0], rs[1]
+		return nil
+	})
+	if err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	if !rueidis.IsRedisNil(res.Error()) {
+		return res // not acquired, or failed
+	}
+	if n, err := acks.AsInt64(); err != nil || n < 1 {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+		l.release(rctx, args[1], watchdog)
+		cancel()
+		if err == nil {
+			err = ErrNotReplicated
+		}
+		return rueidis.NewErrorResult(err)
+	}
+	return res
 }

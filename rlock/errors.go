@@ -25,6 +25,9 @@ var (
 	// it never did, its lease ran out, or the lock was force-unlocked (Redisson's
 	// IllegalMonitorStateException).
 	ErrNotHeld = errors.New("rlock: lock not held by this owner")
+	// ErrNotReplicated is returned by an acquire with Options.ReplicaAck set when no replica
+	// acknowledged the write in time; the hold was given back.
+	ErrNotReplicated = errors.New("rlock: no replica acknowledged the acquisition")
 	// ErrLockLost is the context.Cause of a context from Lock.Held when the hold ended other
 	// than by the owner's Unlock; it wraps the reason.
 	ErrLockLost = errors.New("rlock: lock lost")

@@ -299,10 +299,22 @@ func TestOwnerHandOff(t *testing.T) {
 
 func TestErrorsAreDistinct(t *testing.T) {
 	all := []error{ErrClosed, ErrNilClient, ErrEmptyName, ErrInvalidLease, ErrInvalidWait,
-		ErrInvalidOptions, ErrNoOwner, ErrLocked, ErrNotHeld, ErrLockLost, ErrReleased}
+		ErrInvalidOptions, ErrNoOwner, ErrLocked, ErrNotHeld, ErrLockLost, ErrReleased, ErrNotReplicated}
 	for i, a := range all {
 		for j, b := range all {
 			assert.Equal(t, i == j, errors.Is(a, b), "%v vs %v", a, b)
 		}
 	}
+}
+
+func TestReplicaAckWithoutReplicaUndoesHold(t *testing.T) { // 2.13, F9 (no replica side)
+	c, rc := newClient(t, redistest.Shared(t), Options{ReplicaAck: 50 * time.Millisecond})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	ctx := NewOwner(testCtx(t, 10*time.Second))
+	assert.ErrorIs(t, l.Lock(ctx), ErrNotReplicated)
+	assert.Empty(t, hgetall(t, rc, name), "the hold is given back")
+	assert.Equal(t, 0, c.wheel.Len(), "and not renewed")
+	_, err := New(ctx, rc, Options{ReplicaAck: -time.Second})
+	assert.ErrorIs(t, err, ErrInvalidOptions)
 }

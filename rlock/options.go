@@ -53,10 +53,17 @@ type Options struct {
 	ReleaseTimeout time.Duration
 	// PubSub chooses classic or sharded pub/sub in a cluster. Zero means PubSubAuto.
 	PubSub PubSubMode
+	// ReplicaAck, when positive, makes every acquisition wait until at least one replica
+	// has the write (WAIT 1 on the connection of the acquire script), for at most this
+	// long; when no replica acknowledged in time, the hold is given back and the acquire
+	// fails with ErrNotReplicated, like Redisson's checkLockSyncedSlaves. It narrows, but
+	// does not close, the window in which a failover loses a lock (docs/RELIABILITY.md).
+	// Zero, the default, sends no WAIT: on a single server there is no replica to wait for.
+	ReplicaAck time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.WatchdogTimeout < 0 || o.RenewBatchSize < 0 || o.UnlockLatchTTL < 0 || o.ReleaseTimeout < 0 ||
+	if o.WatchdogTimeout < 0 || o.RenewBatchSize < 0 || o.UnlockLatchTTL < 0 || o.ReleaseTimeout < 0 || o.ReplicaAck < 0 ||
 		o.PubSub < PubSubAuto || o.PubSub > PubSubClassic {
 		return o, fmt.Errorf("%w: %+v", ErrInvalidOptions, o)
 	}
