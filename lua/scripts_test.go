@@ -2,7 +2,6 @@ package lua
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,26 +23,13 @@ const (
 type fixture struct {
 	t    *testing.T
 	rc   rueidis.Client
-	msgs chan string
+	msgs <-chan string
 }
 
 // setup gives each test a fresh server and a listener on the lock's channel.
 func setup(t *testing.T) *fixture {
 	srv := redistest.Start(t)
-	f := &fixture{t: t, rc: srv.Client(t), msgs: make(chan string, 16)}
-	sub := srv.Client(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		var once sync.Once
-		hctx := rueidis.WithOnSubscriptionHook(ctx, func(rueidis.PubSubSubscription) { once.Do(func() { close(ready) }) })
-		sub.Receive(hctx, sub.B().Subscribe().Channel(channel).Build(), func(m rueidis.PubSubMessage) { f.msgs <- m.Message })
-	}()
-	<-ready
-	return f
+	return &fixture{t: t, rc: srv.Client(t), msgs: srv.Listen(t, channel)}
 }
 
 func (f *fixture) do(args ...string) rueidis.RedisResult {

@@ -183,7 +183,7 @@ func TestReconnectResubscribesAndWakesAll(t *testing.T) { // F6
 			w.Close()
 		}
 	}()
-	killSubscribers(t, rc, ch)
+	redistest.KillSubscribers(t, rc)
 	require.Eventually(t, func() bool { return woken(ws[0]) && woken(ws[1]) }, 10*time.Second, time.Millisecond,
 		"every waiter is woken to re-check after the subscription comes back")
 	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 1 }, 10*time.Second, 5*time.Millisecond)
@@ -193,33 +193,4 @@ func TestReconnectResubscribesAndWakesAll(t *testing.T) { // F6
 	publish(t, rc, ch, "0")
 	require.Eventually(t, func() bool { return woken(ws[0]) }, 5*time.Second, time.Millisecond,
 		"messages arrive on the new subscription")
-}
-
-// killSubscribers closes every server connection that is subscribed to channel.
-func killSubscribers(t *testing.T, rc rueidis.Client, channel string) {
-	t.Helper()
-	require.NoError(t, rc.Do(context.Background(), rc.B().ClientKill().TypePubsub().Build()).Error())
-	if numsub(t, rc, channel) == 0 {
-		return
-	}
-	// With RESP3 a subscribed connection is not of type pubsub: find it by its sub count.
-	list, err := rc.Do(context.Background(), rc.B().ClientList().Build()).ToString()
-	require.NoError(t, err)
-	killed := 0
-	for _, line := range splitLines(list) {
-		var id, sub string
-		for _, f := range splitFields(line) {
-			switch {
-			case len(f) > 3 && f[:3] == "id=":
-				id = f[3:]
-			case len(f) > 4 && f[:4] == "sub=":
-				sub = f[4:]
-			}
-		}
-		if sub != "" && sub != "0" {
-			require.NoError(t, rc.Do(context.Background(), rc.B().ClientKill().Id(mustInt(t, id)).Build()).Error())
-			killed++
-		}
-	}
-	require.Positive(t, killed)
 }

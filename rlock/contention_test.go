@@ -205,30 +205,12 @@ func TestForeignHolder(t *testing.T) {
 	assert.ErrorIs(t, l.Unlock(ctx), ErrNotHeld)
 	assert.Equal(t, map[string]string{java: "1"}, hgetall(t, rc, name), "Go cannot release a Java hold")
 
-	msgs := listen(t, srv, "redisson_lock__channel:{"+name+"}")
+	msgs := srv.Listen(t, "redisson_lock__channel:{"+name+"}")
 	ok, err := l.ForceUnlock(ctx)
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, "0", <-msgs)
 	assert.Empty(t, hgetall(t, rc, name))
-}
-
-// listen subscribes a separate client to channel and returns its messages.
-func listen(t *testing.T, srv *redistest.Server, channel string) <-chan string {
-	rc := srv.Client(t)
-	msgs := make(chan string, 16)
-	subscribed := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		var once sync.Once
-		hctx := rueidis.WithOnSubscriptionHook(ctx, func(rueidis.PubSubSubscription) { once.Do(func() { close(subscribed) }) })
-		rc.Receive(hctx, rc.B().Subscribe().Channel(channel).Build(), func(m rueidis.PubSubMessage) { msgs <- m.Message })
-	}()
-	<-subscribed
-	return msgs
 }
 
 func subscribers(t *testing.T, rc rueidis.Client, name string) int64 {

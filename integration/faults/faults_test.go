@@ -1,0 +1,286 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/faultproxy"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/renewal"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+var names atomic.Int64
+
+func lockName(t *testing.T) string { return fmt.Sprintf("%s:%d", t.Name(), names.Add(1)) }
+
+func newLock(t *testing.T, rc rueidis.Client, name string, opts rlock.Options) (*rlock.Client, *rlock.Lock) {
+	t.Helper()
+	c, err := rlock.New(context.Background(), rc, opts)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	l, err := c.NewLock(name)
+	require.NoError(t, err)
+	return c, l
+}
+
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return rlock.NewOwner(ctx)
+}
+
+func exists(t *testing.T, rc rueidis.Client, key string) bool {
+	n, err := rc.Do(context.Background(), rc.B().Exists().Key(key).Build()).AsInt64()
+	require.NoError(t, err)
+	return n == 1
+}
+
+// F1: kill -9 of a client process that holds a watchdog lock. The waiter gets the lock
+// within the lease, with no publish, and nothing is left renewed.
+func TestF1KilledHolderProcess(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := lockName(t)
+	const watchdog = time.Second
+	holder := startHolder(t, srv.Addr, name, watchdog)
+	_, l := newLock(t, rc, name, rlock.Options{})
+	ctx := testCtx(t, 30*time.Second)
+	holder.signal(syscall.SIGKILL)
+	killed := time.Now()
+	require.NoError(t, l.Lock(ctx))
+	took := time.Since(killed)
+	t.Logf("waiter acquired %v after the holder was killed (lease %v)", took, watchdog)
+	assert.Less(t, took, watchdog+500*time.Millisecond)
+	require.NoError(t, l.Unlock(ctx))
+	assert.False(t, exists(t, rc, name), "no key left behind")
+}
+
+// F4: SIGSTOP of a holder process for longer than its lease. Another client acquires after
+// expiry; the resumed holder is told it lost the lock, its unlock fails, and the fenced
+// resource rejects its stale write. The overlap checker flags the pause window, explained by
+// the loss signal: this is what fencing is for.
+func TestF4PausedHolderProcess(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := lockName(t)
+	const watchdog = 900 * time.Millisecond
+	h := newHistory()
+	holder := startHolder(t, srv.Addr, name, watchdog)
+	h.add("holder", "acquired")
+	holder.signal(syscall.SIGSTOP)
+
+	_, l := newLock(t, rc, name, rlock.Options{})
+	ctx := testCtx(t, 30*time.Second)
+	require.NoError(t, l.Lock(ctx), "the lease of the paused holder runs out")
+	h.add("waiter", "acquired")
+	tok, err := token(ctx, rc, name)
+	require.NoError(t, err)
+	require.Greater(t, tok, holder.token)
+	ok, err := write(ctx, rc, name, tok, "waiter")
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	holder.signal(syscall.SIGCONT)
+	lost := holder.next("lost", 10*time.Second)
+	h.add("holder", "lost")
+	assert.Contains(t, lost, "lock_lost")
+	holder.send("write")
+	assert.Equal(t, "write rejected", holder.next("write", 10*time.Second), "the stale token is fenced off")
+	holder.send("unlock")
+	assert.Contains(t, holder.next("unlock", 10*time.Second), "not_held")
+
+	h.add("waiter", "releasing")
+	require.NoError(t, l.Unlock(ctx))
+	explained, violations := h.overlaps()
+	assert.Empty(t, violations)
+	assert.Len(t, explained, 1, "the pause window overlaps, and the loss signal explains it")
+	data, err := rc.Do(ctx, rc.B().Get().Key("fence:"+name+":data").Build()).ToString()
+	require.NoError(t, err)
+	assert.Equal(t, "waiter", data)
+}
+
+// F5: redis-server stopped (SIGSTOP) under in-flight acquire, renew and unlock. Every call
+// returns by its bound, an abandoned acquire leaves no hold, and renewal reports the loss.
+func TestF5PausedServer(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	name, other := lockName(t), lockName(t)
+	c, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: 900 * time.Millisecond, ReleaseTimeout: 5 * time.Second})
+	held := testCtx(t, time.Minute)
+	require.NoError(t, l.Lock(held))
+	work, stop, err := l.Held(held)
+	require.NoError(t, err)
+	defer stop()
+	lo, err := c.NewLock(other)
+	require.NoError(t, err)
+
+	srv.Pause(t)
+	paused := time.Now()
+	short, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 300*time.Millisecond)
+	defer cancel()
+	err = lo.Lock(short)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(paused), time.Second, "the acquire returned by its deadline")
+
+	select { // the watchdog cannot renew: the lease must have run out
+	case <-work.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no loss signalled while the server was stopped")
+	}
+	assert.ErrorIs(t, context.Cause(work), renewal.ErrLeaseExpired)
+
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- l.Unlock(held) }()
+	srv.Resume(t)
+	assert.ErrorIs(t, <-unlocked, rlock.ErrNotHeld, "the key expired while the server was stopped")
+	require.Eventually(t, func() bool { return !exists(t, rc, other) }, 10*time.Second, 10*time.Millisecond,
+		"the acquire that ran after its caller gave up was given back")
+	require.NoError(t, lo.Lock(testCtx(t, 10*time.Second)), "and the lock is free")
+}
+
+// F6: the pub/sub connection is cut while a waiter waits and the release is published.
+// The waiter still acquires, well within the holder's lease.
+func TestF6CutSubscription(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := lockName(t)
+	_, la := newLock(t, srv.Client(t), name, rlock.Options{})
+	_, lb := newLock(t, srv.Client(t), name, rlock.Options{})
+	holder, waiter := testCtx(t, time.Minute), testCtx(t, time.Minute)
+	require.NoError(t, la.LockFor(holder, 5*time.Second))
+	got := make(chan time.Time, 1)
+	go func() {
+		assert.NoError(t, lb.Lock(waiter))
+		got <- time.Now()
+	}()
+	ch := "redisson_lock__channel:{" + name + "}"
+	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 1 }, 5*time.Second, time.Millisecond)
+	redistest.KillSubscribers(t, rc)
+	released := time.Now()
+	require.NoError(t, la.Unlock(holder))
+	took := (<-got).Sub(released)
+	t.Logf("acquired %v after the release, with the subscription cut", took)
+	assert.Less(t, took, 5*time.Second, "within the holder's lease")
+	require.NoError(t, lb.Unlock(waiter))
+}
+
+// F7: the reply of a delivered request is lost (the connection is cut right after the
+// request). A lost unlock reply is retried and replayed by the unlock latch; a lost
+// acquire reply is reported as an error, and the hold it may have taken is never renewed.
+func TestF7LostReply(t *testing.T) {
+	srv := redistest.Shared(t)
+	direct := srv.Client(t)
+	p, err := faultproxy.Start(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	rc := proxiedClient(t, p)
+	name := lockName(t)
+	c, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: time.Second})
+	ctx := testCtx(t, 30*time.Second)
+
+	require.NoError(t, l.Lock(ctx))
+	msgs := srv.Listen(t, "redisson_lock__channel:{"+name+"}")
+	p.CutAfterNextRequest()
+	require.NoError(t, l.Unlock(ctx), "the retried unlock replays the first result")
+	assert.False(t, exists(t, direct, name))
+	assert.Equal(t, "0", <-msgs)
+	select {
+	case m := <-msgs:
+		t.Fatalf("the release was published twice: %q", m)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	other := lockName(t)
+	lo, err := c.NewLock(other)
+	require.NoError(t, err)
+	p.CutAfterNextRequest()
+	err = lo.Lock(ctx)
+	require.Error(t, err, "an acquire whose reply was lost is not reported as held")
+	t.Logf("acquire with a lost reply: %v", err)
+	require.Eventually(t, func() bool { return !exists(t, direct, other) }, 5*time.Second, 10*time.Millisecond,
+		"a hold taken by it is never renewed and ends with its lease")
+}
+
+// F8: 700 ± 300 ms latency on every chunk, then a blackhole longer than the lease.
+func TestF8LatencyAndBlackhole(t *testing.T) {
+	srv := redistest.Shared(t)
+	direct := srv.Client(t)
+	p, err := faultproxy.Start(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	rc := proxiedClient(t, p)
+	name := lockName(t)
+	_, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: 1500 * time.Millisecond})
+	_, ld := newLock(t, direct, name, rlock.Options{})
+	holder, slow := testCtx(t, time.Minute), testCtx(t, time.Minute)
+
+	require.NoError(t, ld.Lock(holder))
+	p.SetDelay(400*time.Millisecond, func() time.Duration { return time.Duration(rand.IntN(600)) * time.Millisecond })
+	start := time.Now()
+	assert.ErrorIs(t, l.TryLock(slow, 2*time.Second, 0), rlock.ErrLocked)
+	took := time.Since(start)
+	t.Logf("TryLock(2s) through 700±300 ms latency returned after %v", took)
+	assert.GreaterOrEqual(t, took, 2*time.Second)
+	assert.Less(t, took, 2*time.Second+2500*time.Millisecond, "at most the wait plus one slow round trip")
+	require.NoError(t, ld.Unlock(holder))
+	p.SetDelay(0, nil)
+
+	require.NoError(t, l.Lock(slow))
+	work, stop, err := l.Held(slow)
+	require.NoError(t, err)
+	defer stop()
+	p.Blackhole()
+	select {
+	case <-work.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("no loss signalled under a blackhole longer than the lease")
+	}
+	assert.ErrorIs(t, context.Cause(work), renewal.ErrLeaseExpired)
+	require.NoError(t, ld.Lock(holder), "another client gets the lock once the lease ran out")
+	p.Restore()
+	assert.ErrorIs(t, l.Unlock(slow), rlock.ErrNotHeld)
+	require.NoError(t, ld.Unlock(holder))
+}
+
+// F13: CLIENT PAUSE WRITE. Acquires return by their deadline, nothing stale is left, and a
+// waiter blocked during the pause acquires after it.
+func TestF13ClientPause(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	name := lockName(t)
+	_, l := newLock(t, srv.Client(t), name, rlock.Options{})
+	require.NoError(t, rc.Do(context.Background(), rc.B().ClientPause().Timeout(1500).Write().Build()).Error())
+	short, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	assert.ErrorIs(t, l.Lock(short), context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), time.Second)
+	waiter := testCtx(t, 30*time.Second)
+	require.NoError(t, l.Lock(waiter), "acquires once the pause ends")
+	require.NoError(t, l.Unlock(waiter))
+	require.Eventually(t, func() bool { return !exists(t, rc, name) }, 5*time.Second, 10*time.Millisecond,
+		"the abandoned acquire was given back")
+}
+
+func proxiedClient(t *testing.T, p *faultproxy.Proxy) rueidis.Client {
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{p.Addr}})
+	require.NoError(t, err)
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func numsub(t *testing.T, rc rueidis.Client, ch string) int64 {
+	m, err := rc.Do(context.Background(), rc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
+	require.NoError(t, err)
+	return m[ch]
+}

@@ -1,0 +1,156 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// The holder is this test binary run again as a separate process (env holderEnv set): it
+// takes a watchdog lock, takes a fencing token, and then answers commands on stdin:
+// "write" (a fenced write with its token) and "unlock". It reports on stdout:
+// "locked <token>", "lost <cause>", "write ok|rejected", "unlock ok|<error>".
+const holderEnv = "GOREDISSON_FAULT_HOLDER" // "<redis addr> <lock name> <watchdog ms>"
+
+func runHolder(spec string) int {
+	var addr, name string
+	var watchdogMs int64
+	if _, err := fmt.Sscan(spec, &addr, &name, &watchdogMs); err != nil {
+		fmt.Println("error", err)
+		return 2
+	}
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	defer rc.Close()
+	ctx := rlock.NewOwner(context.Background())
+	c, err := rlock.New(ctx, rc, rlock.Options{WatchdogTimeout: time.Duration(watchdogMs) * time.Millisecond})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	defer c.Close()
+	l, _ := c.NewLock(name)
+	if err := l.Lock(ctx); err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	tok, err := token(ctx, rc, name)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	held, stop, err := l.Held(ctx)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	defer stop()
+	fmt.Println("locked", tok)
+	go func() {
+		<-held.Done()
+		fmt.Println("lost", strings.ReplaceAll(context.Cause(held).Error(), " ", "_"))
+	}()
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch in.Text() {
+		case "write":
+			ok, err := write(ctx, rc, name, tok, "holder")
+			switch {
+			case err != nil:
+				fmt.Println("write", err)
+			case ok:
+				fmt.Println("write ok")
+			default:
+				fmt.Println("write rejected")
+			}
+		case "unlock":
+			if err := l.Unlock(ctx); err != nil {
+				fmt.Println("unlock", strings.ReplaceAll(err.Error(), " ", "_"))
+			} else {
+				fmt.Println("unlock ok")
+			}
+		}
+	}
+	return 0
+}
+
+// holderProc is a running holder process.
+type holderProc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin *os.File
+	lines chan string
+	token int64
+}
+
+// startHolder runs a holder process for lock name on addr and waits until it holds the lock.
+func startHolder(t *testing.T, addr, name string, watchdog time.Duration) *holderProc {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d", holderEnv, addr, name, watchdog.Milliseconds()))
+	stdin, w, err := os.Pipe()
+	require.NoError(t, err)
+	cmd.Stdin = stdin
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	stdin.Close()
+	h := &holderProc{t: t, cmd: cmd, stdin: w, lines: make(chan string, 16)}
+	go func() {
+		s := bufio.NewScanner(out)
+		for s.Scan() {
+			h.lines <- s.Text()
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() {
+		w.Close()
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line := h.next("locked", 20*time.Second)
+	h.token, err = strconv.ParseInt(strings.TrimPrefix(line, "locked "), 10, 64)
+	require.NoError(t, err)
+	return h
+}
+
+// next returns the holder's next line, which must start with prefix.
+func (h *holderProc) next(prefix string, within time.Duration) string {
+	h.t.Helper()
+	select {
+	case line, ok := <-h.lines:
+		require.True(h.t, ok, "holder exited before %q", prefix)
+		require.True(h.t, strings.HasPrefix(line, prefix), "holder said %q, want %q", line, prefix)
+		return line
+	case <-time.After(within):
+		h.t.Fatalf("holder said nothing starting with %q within %v", prefix, within)
+		return ""
+	}
+}
+
+func (h *holderProc) send(cmd string) {
+	_, err := fmt.Fprintln(h.stdin, cmd)
+	require.NoError(h.t, err)
+}
+
+func (h *holderProc) signal(sig syscall.Signal) {
+	require.NoError(h.t, h.cmd.Process.Signal(sig))
+}

@@ -1,0 +1,18 @@
+// Package faults holds the fault-injection tests of docs/RELIABILITY.md (reliability.md
+// §3.8 F1-F8, F13): processes killed or paused, Redis paused, connections cut, replies lost,
+// latency and blackholes, each checked with an overlap checker and a fenced resource.
+package faults
+
+import (
+	"os"
+	"testing"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(holderEnv); spec != "" {
+		os.Exit(runHolder(spec))
+	}
+	redistest.Main(m)
+}
