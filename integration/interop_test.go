@@ -1,0 +1,312 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// wakeBound is how soon a waiter must get the lock after a release it is woken for. The
+// holders use the 30 s default watchdog, so a waiter that missed the release message would
+// only retry when its ~30 s TTL sleep ends.
+const wakeBound = 2 * time.Second
+
+// pair is a holder and a waiter on opposite sides.
+type pair struct {
+	holder, waiter func(e *env, name string) side
+}
+
+var (
+	goOwner    = func(e *env, name string) side { return e.goSide(name) }
+	javaOwnerA = func(e *env, name string) side { return e.javaSide("A", name) }
+	javaOwnerB = func(e *env, name string) side { return e.javaSide("B", name) }
+	crossSides = []pair{
+		{holder: javaOwnerA, waiter: goOwner}, // java→go
+		{holder: goOwner, waiter: javaOwnerB}, // go→java
+	}
+)
+
+// TestInteropUnlockWakesWaiter is interop scenario 2: a Go waiter is woken by a Java unlock,
+// and a Java waiter by a Go unlock, long before the holder's 30 s TTL would have run out.
+func TestInteropUnlockWakesWaiter(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		for i, p := range crossSides {
+			name := fmt.Sprintf("interop2:lock%d", i)
+			holder, waiter := p.holder(e, name), p.waiter(e, name)
+			holder.Lock(t)
+			base := e.mustFailedTries()
+			got := waiter.Start()
+			e.awaitWaiting(name, base)
+			// The latency runs from just before the unlock request to the waiter's return,
+			// so it includes the peer's line protocol on the Java side.
+			released := time.Now()
+			require.NoError(t, holder.Unlock())
+			a := await(t, got, 10*time.Second, fmt.Sprintf("%s waiter after %s unlock", waiter, holder))
+			latency := a.at.Sub(released)
+			t.Logf("handoff %s→%s: %v (Redisson %s)%s", holder, waiter, latency, v, jvmNote(a))
+			assert.Less(t, latency, wakeBound, "waiter not woken by the release message")
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name))
+			ttl := e.pttl(name)
+			assert.InDelta(t, rlock.DefaultWatchdogTimeout.Milliseconds(), ttl, 2000, "new holder's watchdog lease")
+			require.NoError(t, waiter.Unlock())
+			assert.Empty(t, e.hgetall(name))
+		}
+	})
+}
+
+func jvmNote(a acquired) string {
+	if a.inJVM == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %v blocked in Java lock()", a.inJVM)
+}
+
+// TestInteropForceUnlockWakesWaiter is interop scenario 3: a force-unlock from either side
+// wakes the other side's waiter long before the holder's 30 s TTL, whichever side held the
+// lock; the evicted holder's unlock then fails and leaves the new holder alone.
+func TestInteropForceUnlockWakesWaiter(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		javaOwnerC := func(e *env, name string) side { return e.javaSide("C", name) }
+		cases := []struct {
+			holder, forcer, waiter func(e *env, name string) side
+		}{
+			{holder: javaOwnerA, forcer: javaOwnerC, waiter: goOwner},
+			{holder: goOwner, forcer: javaOwnerC, waiter: goOwner},
+			{holder: goOwner, forcer: goOwner, waiter: javaOwnerB},
+			{holder: javaOwnerA, forcer: goOwner, waiter: javaOwnerB},
+		}
+		for i, c := range cases {
+			name := fmt.Sprintf("interop3:lock%d", i)
+			holder, forcer, waiter := c.holder(e, name), c.forcer(e, name), c.waiter(e, name)
+			what := fmt.Sprintf("%s holder, %s force-unlock, %s waiter", holder, forcer, waiter)
+			holder.Lock(t)
+			base := e.mustFailedTries()
+			got := waiter.Start()
+			e.awaitWaiting(name, base)
+			forced := time.Now()
+			forcer.ForceUnlock(t)
+			a := await(t, got, 10*time.Second, what)
+			latency := a.at.Sub(forced)
+			t.Logf("%s: woken after %v (Redisson %s)%s", what, latency, v, jvmNote(a))
+			assert.Less(t, latency, wakeBound, "%s: waiter not woken by the force-unlock message", what)
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
+			holder.RequireNotHeld(t, holder.Unlock())
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name),
+				"%s: the evicted holder's unlock touched the new holder", what)
+			require.NoError(t, waiter.Unlock())
+			assert.Empty(t, e.hgetall(name))
+		}
+	})
+}
+
+// TestInteropReentrancyPerOwner is interop scenario 4: reentrancy counts per owner. While
+// one side's owner holds the lock twice, the other side cannot take it until both holds are
+// released, and the other side's unlock fails (Java: IllegalMonitorStateException, Go:
+// rlock.ErrNotHeld) without changing the lock.
+func TestInteropReentrancyPerOwner(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		for i, p := range crossSides {
+			name := fmt.Sprintf("interop4:lock%d", i)
+			holder, other := p.holder(e, name), p.waiter(e, name)
+			field := holder.Field(t)
+			what := fmt.Sprintf("%s holds twice, %s tries", holder, other)
+
+			holder.Lock(t)
+			holder.Lock(t)
+			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), what)
+			assert.Equal(t, int64(2), holder.HoldCount(t), what)
+			assert.Zero(t, other.HoldCount(t), what)
+			assert.False(t, other.TryNow(t), "%s: taken while held twice", what)
+
+			other.RequireNotHeld(t, other.Unlock())
+			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
+
+			require.NoError(t, holder.Unlock())
+			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), what)
+			assert.Equal(t, int64(1), holder.HoldCount(t), what)
+			assert.False(t, other.TryNow(t), "%s: taken while still held once", what)
+
+			other.RequireNotHeld(t, other.Unlock())
+			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
+
+			require.NoError(t, holder.Unlock())
+			assert.Zero(t, holder.HoldCount(t), what)
+			assert.True(t, other.TryNow(t), "%s: not free after the last unlock", what)
+			assert.Equal(t, map[string]string{other.Field(t): "1"}, e.hgetall(name), what)
+
+			holder.RequireNotHeld(t, holder.Unlock()) // the old holder, now the wrong side
+			require.NoError(t, other.Unlock())
+			assert.Empty(t, e.hgetall(name), what)
+		}
+	})
+}
+
+// TestInteropWatchdogAndLease is interop scenario 5, with a 1.5 s watchdog on both sides:
+//
+//   - a watchdog hold on either side outlives 3 watchdog timeouts of work, and the other
+//     side's waiter gets the lock only after the unlock;
+//   - an explicit 1 s lease on either side expires on time: the other side's waiter gets the
+//     lock within lease+500 ms, and not before lease-50 ms.
+func TestInteropWatchdogAndLease(t *testing.T) {
+	const watchdog = 1500 * time.Millisecond
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, watchdog)
+		for i, p := range crossSides {
+			name := fmt.Sprintf("interop5:watchdog%d", i)
+			holder, waiter := p.holder(e, name), p.waiter(e, name)
+			what := fmt.Sprintf("%s watchdog hold, %s waiter", holder, waiter)
+			holder.Lock(t)
+			field := holder.Field(t)
+			base := e.mustFailedTries()
+			got := waiter.Start()
+			e.awaitWaiting(name, base)
+
+			// The work: 3 watchdog timeouts. Check every 100 ms that the holder still holds
+			// with a live TTL and that the waiter is still waiting.
+			work := 3 * watchdog
+			minTTL := watchdog.Milliseconds()
+			tick := time.NewTicker(100 * time.Millisecond)
+			for begin := time.Now(); time.Since(begin) < work; {
+				select {
+				case a := <-got:
+					tick.Stop()
+					t.Fatalf("%s: waiter returned %v after %v of work, before the unlock", what, a.err, a.at.Sub(begin))
+				case <-tick.C:
+				}
+				ttl := e.pttl(name)
+				require.Equal(t, map[string]string{field: "1"}, e.hgetall(name), what)
+				require.Positive(t, ttl, "%s: no TTL, or the lock expired", what)
+				minTTL = min(minTTL, ttl)
+			}
+			tick.Stop()
+			released := time.Now()
+			require.NoError(t, holder.Unlock(), "%s: unlock after %v of work", what, work)
+			a := await(t, got, 10*time.Second, what)
+			t.Logf("%s: held for %v (lowest PTTL seen %d ms), waiter got it %v after the unlock%s",
+				what, work, minTTL, a.at.Sub(released), jvmNote(a))
+			require.True(t, a.at.After(released), what)
+			assert.Less(t, a.at.Sub(released), wakeBound, what)
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
+			require.NoError(t, waiter.Unlock())
+		}
+
+		const lease = time.Second
+		for i, p := range crossSides {
+			name := fmt.Sprintf("interop5:lease%d", i)
+			holder, waiter := p.holder(e, name), p.waiter(e, name)
+			what := fmt.Sprintf("%s %v lease, %s waiter", holder, lease, waiter)
+			before := time.Now() // the lease starts after this ...
+			holder.LockFor(t, lease)
+			after := time.Now() // ... and before this
+			a := await(t, waiter.Start(), lease+10*time.Second, what)
+			t.Logf("%s: waiter got it %v after the lock call began, %v after it returned%s",
+				what, a.at.Sub(before), a.at.Sub(after), jvmNote(a))
+			assert.GreaterOrEqual(t, a.at.Sub(before), lease-50*time.Millisecond, "%s: acquired before the lease ran out", what)
+			assert.LessOrEqual(t, a.at.Sub(after), lease+500*time.Millisecond, "%s: lease did not expire on time", what)
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
+			holder.RequireNotHeld(t, holder.Unlock())
+			require.NoError(t, waiter.Unlock())
+		}
+	})
+}
+
+// TestInteropHashReadBack is interop scenario 6: each side reads the hash the other wrote.
+// Java's isLocked/isHeldByCurrentThread/getHoldCount/remainTimeToLive see a Go holder, and
+// Go's IsLocked/IsHeld/HoldCount/RemainTTL/Held and raw HGETALL see a Java holder.
+func TestInteropHashReadBack(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		ctx := e.ctx
+
+		// Go holds, Java reads: once with the watchdog lease (30 s), once with an explicit one.
+		const name = "interop6:go-holds"
+		g := e.goSide(name)
+		j := e.javaSide("J", name)
+		javaTTL := func() int64 {
+			n := e.peer.Must(t, ctx, "J", "ttl", name)
+			var ms int64
+			_, err := fmt.Sscan(n, &ms)
+			require.NoError(t, err)
+			return ms
+		}
+		for _, lease := range []time.Duration{0, 20 * time.Second} {
+			what := fmt.Sprintf("Go holder, lease %v", lease)
+			want := rlock.DefaultWatchdogTimeout
+			if lease == 0 {
+				g.Lock(t)
+			} else {
+				g.LockFor(t, lease)
+				want = lease
+			}
+			assert.Equal(t, map[string]string{g.Field(t): "1"}, e.hgetall(name), what)
+			assert.Equal(t, "true", e.peer.Must(t, ctx, "J", "islocked", name), what)
+			assert.Equal(t, "false", e.peer.Must(t, ctx, "J", "isheld", name), what)
+			assert.Zero(t, j.HoldCount(t), what)
+			ttl := javaTTL()
+			assert.LessOrEqual(t, ttl, want.Milliseconds(), what)
+			assert.Greater(t, ttl, want.Milliseconds()-2000, what)
+			goTTL, err := g.l.RemainTTL(ctx)
+			require.NoError(t, err)
+			assert.InDelta(t, ttl, goTTL.Milliseconds(), 1000, "%s: Go and Java TTLs disagree", what)
+			t.Logf("%s: Java sees islocked true, isheld false, holdcount 0, ttl %d ms (Go RemainTTL %v)", what, ttl, goTTL)
+			require.NoError(t, g.Unlock())
+			assert.Equal(t, "false", e.peer.Must(t, ctx, "J", "islocked", name), what)
+			assert.Equal(t, int64(-2), javaTTL(), what)
+		}
+
+		// Java holds (twice: reentrant), Go reads.
+		const name2 = "interop6:java-holds"
+		g2 := e.goSide(name2)
+		jfield := e.javaField("J")
+		e.peer.Must(t, ctx, "J", "lock", name2)
+		e.peer.Must(t, ctx, "J", "lock", name2)
+		hash := e.hgetall(name2)
+		assert.Equal(t, map[string]string{jfield: "2"}, hash, "raw HGETALL of a Java holder")
+		t.Logf("Java holder: HGETALL %s = %v", name2, hash)
+		assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+$`, jfield)
+		n, err := g2.l.HoldCount(g2.ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "Go owner's HoldCount")
+		locked, err := g2.l.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.True(t, locked, "Go IsLocked")
+		held, err := g2.l.IsHeld(g2.ctx)
+		require.NoError(t, err)
+		assert.False(t, held, "Go IsHeld")
+		goTTL, err := g2.l.RemainTTL(ctx)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, goTTL, rlock.DefaultWatchdogTimeout)
+		assert.Greater(t, goTTL, rlock.DefaultWatchdogTimeout-2*time.Second, "Java's watchdog lease")
+		_, _, err = g2.l.Held(g2.ctx)
+		assert.ErrorIs(t, err, rlock.ErrNotHeld, "Go Held on a Java hold")
+		assert.Equal(t, "2", e.peer.Must(t, ctx, "J", "holdcount", name2))
+		t.Logf("Java holder: Go sees IsLocked true, IsHeld false, HoldCount 0, RemainTTL %v", goTTL)
+
+		e.peer.Must(t, ctx, "J", "unlock", name2)
+		assert.Equal(t, map[string]string{jfield: "1"}, e.hgetall(name2))
+		e.peer.Must(t, ctx, "J", "unlock", name2)
+		locked, err = g2.l.IsLocked(ctx)
+		require.NoError(t, err)
+		assert.False(t, locked, "Go IsLocked after Java's last unlock")
+		goTTL, err = g2.l.RemainTTL(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, goTTL, "Go RemainTTL after Java's last unlock")
+
+		// A Java explicit lease, as Go's RemainTTL sees it.
+		const lease = 20 * time.Second
+		e.peer.Must(t, ctx, "J", "lock", name2, ms(lease))
+		goTTL, err = g2.l.RemainTTL(ctx)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, goTTL, lease)
+		assert.Greater(t, goTTL, lease-2*time.Second, "Java's explicit lease")
+		e.peer.Must(t, ctx, "J", "unlock", name2)
+	})
+}
