@@ -25,6 +25,9 @@ type Options struct {
 	// OnLost is called, from the wheel's goroutine and never with a lock held, once for each
 	// owner whose hold is found lost, with ErrNotHeld or ErrLeaseExpired.
 	OnLost func(name, field string, cause error)
+	// OnError is called, from the wheel's goroutine, for each renewal call that failed,
+	// with the number of locks it carried; they are retried at the next tick.
+	OnError func(err error, locks int)
 }
 
 func (o Options) withDefaults() Options {
@@ -36,6 +39,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Buckets <= 0 {
 		o.Buckets = DefaultBuckets
+	}
+	if o.OnError == nil {
+		o.OnError = func(error, int) {}
 	}
 	if o.OnLost == nil {
 		o.OnLost = func(string, string, error) {}

@@ -247,6 +247,7 @@ func (w *Wheel) advance() {
 		r := results[i]
 		if r.err != nil {
 			w.failed.Add(1)
+			w.opts.OnError(r.err, len(c))
 		}
 		for j, it := range c {
 			e := it.e

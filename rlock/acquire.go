@@ -65,6 +65,14 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	start := time.Now()
+	err = l.wait(ctx, field, wait, lease)
+	l.c.obs.acquired(ctx, l.name, field, start, lease, err)
+	return err
+}
+
+// wait is acquire's loop, after the arguments were checked.
+func (l *Lock) wait(ctx context.Context, field string, wait, lease time.Duration) error {
 	var deadline time.Time
 	if wait >= 0 {
 		deadline = time.Now().Add(wait)
@@ -175,7 +183,8 @@ func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string, watchdog 
 		res := l.runAcquire(rctx, keys, args, watchdog)
 		reply <- res
 		if !state.CompareAndSwap(pending, delivered) && rueidis.IsRedisNil(res.Error()) {
-			l.release(rctx, field, watchdog)
+			err := l.release(rctx, field, watchdog)
+			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", field, "error", err)
 		}
 	}()
 	select {

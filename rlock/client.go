@@ -27,6 +27,7 @@ type Client struct {
 	wheel     *renewal.Wheel
 	watchers  *watchers
 	latches   *latchSweeper
+	obs       *observer
 	leaseMs   string // WatchdogTimeout in ms, as scripts take it
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -71,12 +72,20 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		latches:  newLatchSweeper(rc),
 		leaseMs:  strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
 	}
+	c.obs, err = newObserver(opts, func() renewal.Stats { return c.wheel.Stats() })
+	if err != nil {
+		return nil, fmt.Errorf("rlock: metrics: %w", err)
+	}
 	c.wheel = renewal.New(rc, renewal.Options{
 		Lease:     opts.WatchdogTimeout,
 		BatchSize: opts.RenewBatchSize,
 		Cluster:   rc.Mode() == rueidis.ClientModeCluster,
 		OnLost: func(name, field string, cause error) {
+			c.obs.lostHold(name, field, cause)
 			c.watchers.end(name, field, fmt.Errorf("%w: %w", ErrLockLost, cause))
+		},
+		OnError: func(err error, locks int) {
+			c.obs.log.Warn("rlock: watchdog renewal failed; retrying at the next tick", "locks", locks, "error", err)
 		},
 	})
 	return c, nil
@@ -113,6 +122,7 @@ func (c *Client) Close() {
 		c.wheel.Close()
 		c.latches.close()
 		c.watchers.endAll(ErrClosed)
+		c.obs.close()
 	})
 }
 

@@ -2,7 +2,10 @@ package rlock
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Defaults used for zero Options fields. They are Redisson's where Redisson has one.
@@ -60,10 +63,22 @@ type Options struct {
 	// does not close, the window in which a failover loses a lock (docs/RELIABILITY.md).
 	// Zero, the default, sends no WAIT: on a single server there is no replica to wait for.
 	ReplicaAck time.Duration
+	// Logger receives warnings (a lock lost, a watchdog renewal failed, a lock held longer
+	// than HoldWarning) and debug records (a hold given back after its caller gave up).
+	// Nil means no logging.
+	Logger *slog.Logger
+	// MeterProvider, when set, receives the client's OpenTelemetry metrics:
+	// goredisson.lock.acquire.duration (histogram, s, by outcome), goredisson.lock.hold.duration
+	// (histogram, s), goredisson.lock.renewals and goredisson.lock.renewal.failures
+	// (counters), goredisson.lock.lost (counter) and goredisson.lock.held (holds now). Nil
+	// means no metrics.
+	MeterProvider metric.MeterProvider
+	// HoldWarning, when positive, logs a warning for every hold kept longer than this.
+	HoldWarning time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.WatchdogTimeout < 0 || o.RenewBatchSize < 0 || o.UnlockLatchTTL < 0 || o.ReleaseTimeout < 0 || o.ReplicaAck < 0 ||
+	if o.WatchdogTimeout < 0 || o.RenewBatchSize < 0 || o.UnlockLatchTTL < 0 || o.ReleaseTimeout < 0 || o.ReplicaAck < 0 || o.HoldWarning < 0 ||
 		o.PubSub < PubSubAuto || o.PubSub > PubSubClassic {
 		return o, fmt.Errorf("%w: %+v", ErrInvalidOptions, o)
 	}

@@ -60,12 +60,14 @@ func (l *Lock) release(ctx context.Context, field string, watchdog bool) error {
 	switch {
 	case rueidis.IsRedisNil(err):
 		l.c.wheel.Drop(l.name, field)
+		l.c.obs.released(l.name, field, false)
 		l.c.watchers.end(l.name, field, fmt.Errorf("%w: %w", ErrLockLost, ErrNotHeld))
 		return ErrNotHeld
 	case err != nil:
 		return err
 	case n == 1:
 		l.c.wheel.Drop(l.name, field)
+		l.c.obs.released(l.name, field, true)
 		l.c.watchers.end(l.name, field, ErrReleased)
 	}
 	return nil
@@ -79,6 +81,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, ErrClosed
 	}
 	l.c.wheel.Forget(l.name)
+	l.c.obs.forgetName(l.name)
 	args := append([]string{"0"}, l.c.publish...)
 	n, err := lua.ForceRelease.Exec(ctx, l.c.rc, []string{l.name, l.channel}, args).AsInt64()
 	l.c.watchers.end(l.name, "", fmt.Errorf("%w: force-unlocked", ErrLockLost))
