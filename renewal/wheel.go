@@ -18,10 +18,13 @@ type Wheel struct {
 	tick  time.Duration
 	n     int64 // buckets, and ticks per renewal interval
 
+	epoch time.Time
+	clock func() int64 // the current tick; called with mu held
+
 	mu      sync.Mutex
 	entries map[string]*entry
 	buckets [][]*entry
-	now     int64 // tick counter
+	now     int64 // the last tick processed
 	gen     uint64
 	closed  bool
 
@@ -74,11 +77,12 @@ type Stats struct {
 func newWheel(opts Options, renew renewFunc) *Wheel {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Wheel{
+	w := &Wheel{
 		opts:    opts,
 		renew:   renew,
 		tick:    max(opts.Lease/3/time.Duration(opts.Buckets), time.Millisecond),
 		n:       int64(opts.Buckets),
+		epoch:   time.Now(),
 		entries: make(map[string]*entry),
 		buckets: make([][]*entry, opts.Buckets),
 		kick:    make(chan struct{}, 1),
@@ -86,6 +90,8 @@ func newWheel(opts Options, renew renewFunc) *Wheel {
 		cancel:  cancel,
 		done:    make(chan struct{}),
 	}
+	w.clock = func() int64 { return int64(time.Since(w.epoch) / w.tick) }
+	return w
 }
 
 // Add records one more watchdog hold of lock name by field, whose lease the acquire has just
@@ -100,7 +106,7 @@ func (w *Wheel) Add(name, field string) {
 	if e == nil {
 		e = &entry{name: name, due: -1}
 		w.entries[name] = e
-		w.schedule(e, w.now+w.n)
+		w.schedule(e, max(w.clock(), w.now)+w.n)
 		select {
 		case w.kick <- struct{}{}:
 		default:
@@ -199,6 +205,8 @@ func (w *Wheel) schedule(e *entry, due int64) {
 }
 
 // run is the wheel's goroutine: it ticks while any lock is registered and sleeps otherwise.
+// Ticks follow the wall clock from the wheel's start, so slow renewal calls delay the
+// ticks they overlap but never stretch the renewal interval.
 func (w *Wheel) run() {
 	defer close(w.done)
 	t := time.NewTimer(w.tick)
@@ -211,7 +219,10 @@ func (w *Wheel) run() {
 			continue
 		case <-t.C:
 		}
-		w.advance()
+		w.mu.Lock()
+		target := w.clock()
+		w.mu.Unlock()
+		w.advanceTo(target)
 		if w.Len() == 0 {
 			select {
 			case <-w.ctx.Done():
@@ -219,16 +230,28 @@ func (w *Wheel) run() {
 			case <-w.kick:
 			}
 		}
-		t.Reset(w.tick)
+		w.mu.Lock()
+		next := w.epoch.Add(time.Duration(w.clock()+1) * w.tick)
+		w.mu.Unlock()
+		t.Reset(time.Until(next))
 	}
 }
 
-// advance moves the wheel one tick and renews the locks due then.
-func (w *Wheel) advance() {
+// advance moves the wheel one tick; tests drive it directly.
+func (w *Wheel) advance() { w.advanceTo(w.now + 1) }
+
+// advanceTo processes every tick up to target and renews, in one pass, the locks due by
+// then. After a long idle stretch only the last round of ticks is scanned: every bucket
+// once.
+func (w *Wheel) advanceTo(target int64) {
 	w.mu.Lock()
-	w.now++
+	var items []item
+	for tick := max(w.now+1, target-w.n+1); tick <= target; tick++ {
+		items = w.collect(tick, items)
+	}
+	w.now = max(w.now, target)
 	now := w.now
-	items := w.collect(now)
+	items = w.fill(now, items)
 	w.mu.Unlock()
 	if len(items) == 0 {
 		return
@@ -290,28 +313,34 @@ func (w *Wheel) advance() {
 	}
 }
 
-// collect takes the entries due at tick now. Outside a cluster it tops the last call up to a
-// full batch with entries due in the next ticks, renewing them early, so that a whole
-// interval costs about one call per BatchSize locks. Called with w.mu held.
-func (w *Wheel) collect(now int64) []item {
-	var items []item
-	take := func(e *entry) {
-		e.due = -1
-		items = append(items, item{e: e, field: e.owners[0].field, gen: e.owners[0].gen})
-	}
-	b := now % w.n
+// collect appends to items the entries due at or before tick in tick's bucket. Called with
+// w.mu held.
+func (w *Wheel) collect(tick int64, items []item) []item {
+	b := tick % w.n
 	bucket := w.buckets[b]
 	w.buckets[b] = nil
 	for _, e := range bucket {
 		switch {
-		case w.entries[e.name] != e || e.due < 0:
-		case e.due == now:
-			take(e)
-		case e.due%w.n == b:
+		case w.entries[e.name] != e || e.due < 0 || e.due%w.n != b:
+		case e.due <= tick:
+			items = w.take(e, items)
+		default:
 			w.buckets[b] = append(w.buckets[b], e)
 		}
 	}
-	if w.opts.Cluster {
+	return items
+}
+
+func (w *Wheel) take(e *entry, items []item) []item {
+	e.due = -1
+	return append(items, item{e: e, field: e.owners[0].field, gen: e.owners[0].gen})
+}
+
+// fill tops the last call up to a full batch, outside a cluster, with entries due in the
+// next ticks, renewing them early, so that a whole interval costs about one call per
+// BatchSize locks. Called with w.mu held.
+func (w *Wheel) fill(now int64, items []item) []item {
+	if w.opts.Cluster || len(items) == 0 {
 		return items
 	}
 	for ahead := int64(1); ahead < w.n && len(items)%w.opts.BatchSize != 0; ahead++ {
@@ -320,7 +349,7 @@ func (w *Wheel) collect(now int64) []item {
 				break
 			}
 			if w.entries[e.name] == e && e.due == now+ahead {
-				take(e)
+				items = w.take(e, items)
 			}
 		}
 	}

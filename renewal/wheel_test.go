@@ -61,7 +61,9 @@ func newTestWheel(opts Options) (*Wheel, *fakeServer, *lostRec) {
 	f := &fakeServer{held: map[string]string{}}
 	lost := &lostRec{}
 	opts.OnLost = lost.add
-	return newWheel(opts, f.renew), f, lost
+	w := newWheel(opts, f.renew)
+	w.clock = func() int64 { return w.now } // ticks move only when the test advances them
+	return w, f, lost
 }
 
 // advanceRound moves the wheel one full renewal interval.
@@ -179,4 +181,18 @@ func TestWheelCloseStopsRenewal(t *testing.T) {
 	w.Add("b", "c:1")
 	assert.Equal(t, 0, w.Len())
 	assert.Equal(t, n, w.Stats().Calls)
+}
+
+func TestWheelCatchesUpMissedTicks(t *testing.T) {
+	w, f, _ := newTestWheel(Options{Buckets: 8})
+	f.held["a"] = "c:1"
+	w.Add("a", "c:1") // due at tick 8
+	w.advanceTo(5)
+	assert.Empty(t, f.chunks)
+	w.advanceTo(100) // a late timer: the due renewal still happens, once
+	assert.Equal(t, [][]string{{"a"}}, f.chunks)
+	w.advanceTo(107)
+	assert.Len(t, f.chunks, 1)
+	w.advanceTo(108)
+	assert.Len(t, f.chunks, 2, "renewed one interval after the late pass")
 }

@@ -10,8 +10,12 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// latchBatch is the most unlock latches deleted in one pipelined round trip.
-const latchBatch = 256
+// latchBatch is the most unlock latches deleted in one pipelined round trip, and
+// latchLinger how long the sweeper gathers latches before deleting them.
+const (
+	latchBatch  = 256
+	latchLinger = 5 * time.Millisecond
+)
 
 // latchSweeper deletes unlock latches once their unlock has returned, off the caller's path,
 // as Redisson does with a fire-and-forget DEL. A latch it cannot delete (queue full, Redis
@@ -45,15 +49,33 @@ func (s *latchSweeper) run() {
 		case <-s.stop:
 			return
 		case key := <-s.queue:
-			cmds := rueidis.Commands{s.rc.B().Del().Key(key).Build()}
-			for len(cmds) < latchBatch && len(s.queue) > 0 {
-				cmds = append(cmds, s.rc.B().Del().Key(<-s.queue).Build())
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			s.rc.DoMulti(ctx, cmds...)
-			cancel()
+			s.delete(s.gather(key))
 		}
 	}
+}
+
+// gather collects latches for latchLinger after the first one, up to latchBatch.
+func (s *latchSweeper) gather(first string) rueidis.Commands {
+	cmds := rueidis.Commands{s.rc.B().Del().Key(first).Build()}
+	linger := time.NewTimer(latchLinger)
+	defer linger.Stop()
+	for len(cmds) < latchBatch {
+		select {
+		case key := <-s.queue:
+			cmds = append(cmds, s.rc.B().Del().Key(key).Build())
+		case <-linger.C:
+			return cmds
+		case <-s.stop:
+			return cmds
+		}
+	}
+	return cmds
+}
+
+func (s *latchSweeper) delete(cmds rueidis.Commands) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s.rc.DoMulti(ctx, cmds...)
 }
 
 func (s *latchSweeper) close() {
