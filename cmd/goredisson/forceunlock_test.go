@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+func exists(t *testing.T, rc rueidis.Client, key string) bool {
+	t.Helper()
+	n, err := do(t, rc, rc.B().Exists().Key(key).Build()).AsInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+func TestForceUnlockYes(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := unique("order:")
+	javaLock(t, rc, name)
+	msgs := subscribe(t, srv, keys.LockChannel(name))
+	eventually(t, "the subscription", func() bool {
+		_, got := inspectJSON(t, srv.Addr, name)
+		return *got.Locks[0].Subscribers.Classic == 1
+	})
+
+	code, out, errOut := cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", name)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	if !strings.Contains(out, "client "+javaClient+"  owner 57  hold count 1") ||
+		!strings.Contains(out, "force-unlocked "+name+": key deleted, \"0\" published on redisson_lock__channel:{"+name+"}") {
+		t.Errorf("stdout %q", out)
+	}
+	if strings.Contains(errOut, "[y/N]") {
+		t.Errorf("--yes asked anyway: %q", errOut)
+	}
+	if exists(t, rc, name) {
+		t.Error("the lock still exists")
+	}
+	select {
+	case m := <-msgs:
+		if m != "0" {
+			t.Errorf("published %q, want \"0\" as Redisson does", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no unlock message on the channel")
+	}
+
+	// Again: nothing to unlock.
+	code, out, _ = cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", name)
+	if code != exitNotFound || !strings.Contains(out, "nothing to unlock: "+name+" does not exist") {
+		t.Errorf("second force-unlock: exit %d, %q", code, out)
+	}
+}
+
+func TestForceUnlockConfirmation(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := unique("order:")
+	javaLock(t, rc, name)
+
+	for _, answer := range []string{"n\n", "\n", "nope\n", "maybe"} {
+		code, _, errOut := cli(t, strings.NewReader(answer), "--redis", srv.Addr, "force-unlock", name)
+		if code != exitDeclined {
+			t.Errorf("answer %q: exit %d, want %d", answer, code, exitDeclined)
+		}
+		if !strings.Contains(errOut, "Force-unlock "+name+"? Its 1 holder will keep running") ||
+			!strings.Contains(errOut, "[y/N]") || !strings.Contains(errOut, "declined: nothing changed") {
+			t.Errorf("answer %q: stderr %q", answer, errOut)
+		}
+		if !exists(t, rc, name) {
+			t.Fatalf("answer %q deleted the lock", answer)
+		}
+	}
+	code, _, errOut := cli(t, strings.NewReader(""), "--redis", srv.Addr, "force-unlock", name)
+	if code != exitDeclined || !strings.Contains(errOut, "no answer (stdin closed)") {
+		t.Errorf("closed stdin: exit %d, stderr %q", code, errOut)
+	}
+	if !exists(t, rc, name) {
+		t.Fatal("closed stdin deleted the lock")
+	}
+
+	code, out, _ := cli(t, strings.NewReader("Y\n"), "--redis", srv.Addr, "force-unlock", name)
+	if code != exitOK || !strings.Contains(out, "force-unlocked "+name) {
+		t.Fatalf("answer Y: exit %d, %q", code, out)
+	}
+	if exists(t, rc, name) {
+		t.Error("the lock survived a yes")
+	}
+}
+
+// answerAfter is stdin whose first read runs f, as if the lock changed while a person
+// read the question, then answers.
+type answerAfter struct {
+	f      func()
+	answer io.Reader
+}
+
+func (r *answerAfter) Read(p []byte) (int, error) {
+	if r.f != nil {
+		r.f()
+		r.f = nil
+	}
+	return r.answer.Read(p)
+}
+
+func TestForceUnlockHoldersChanged(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := unique("order:")
+	javaLock(t, rc, name)
+	other := "0b8f3c1e-7a2d-4e5f-8c9b-1d2e3f4a5b6c:3"
+	in := &answerAfter{answer: strings.NewReader("y\n"), f: func() {
+		do(t, rc, rc.B().Del().Key(name).Build())
+		do(t, rc, rc.B().Hset().Key(name).FieldValue().FieldValue(other, "1").Build())
+		do(t, rc, rc.B().Pexpire().Key(name).Milliseconds(30000).Build())
+	}}
+	code, _, errOut := cli(t, in, "--redis", srv.Addr, "force-unlock", name)
+	if code != exitFailure || !strings.Contains(errOut, "the lock changed hands while you answered") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if n, _ := do(t, rc, rc.B().Hexists().Key(name).Field(other).Build()).AsBool(); !n {
+		t.Error("the new holder was unlocked without confirmation")
+	}
+}
+
+func TestForceUnlockGoHolder(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := context.Background()
+	lc, err := rlock.New(ctx, srv.Client(t), rlock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	name := unique("lock:stock:")
+	l, _ := lc.NewLock(name)
+	octx := rlock.NewOwner(ctx)
+	if err := l.Lock(octx); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := cli(t, strings.NewReader("yes\n"), "--redis", srv.Addr, "force-unlock", name)
+	if code != exitOK || !strings.Contains(out, "client "+lc.ID()) {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+	if err := l.Unlock(octx); !errors.Is(err, rlock.ErrNotHeld) {
+		t.Errorf("the holder's Unlock after force-unlock: %v, want ErrNotHeld", err)
+	}
+}
+
+func TestForceUnlockNotALock(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	str := unique("string:")
+	do(t, rc, rc.B().Set().Key(str).Value("precious").Build())
+	code, out, _ := cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", str)
+	if code != exitNotFound || !strings.Contains(out, "is not a Redisson RLock; force-unlock never deletes other keys") {
+		t.Errorf("exit %d, %q", code, out)
+	}
+	if v, _ := do(t, rc, rc.B().Get().Key(str).Build()).ToString(); v != "precious" {
+		t.Errorf("the string key was touched: %q", v)
+	}
+}

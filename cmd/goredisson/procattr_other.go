@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "syscall"
+
+// childAttr: outside Linux, children keep the default attributes (no parent-death signal).
+func childAttr() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/rueidis"
+)
+
+// envRedisURL is the environment variable read when --redis is not given.
+const envRedisURL = "REDIS_URL"
+
+// defaultRedis is what inspect and force-unlock use when neither --redis nor REDIS_URL is set.
+const defaultRedis = "127.0.0.1:6379"
+
+// redisTarget says which Redis to use and where that came from.
+type redisTarget struct {
+	raw     string // as given: host:port or URL (may hold a password: never print it)
+	source  string // "--redis", "$REDIS_URL" or "default"
+	opt     rueidis.ClientOption
+	display string // addresses only, for messages
+}
+
+// target resolves --redis, then $REDIS_URL. given is false when neither is set; then the
+// target is fallback (unless fallback is empty, for demo, which starts its own server).
+func (a *app) target(fallback string) (t redisTarget, given bool, err error) {
+	switch {
+	case a.redis != "":
+		t.raw, t.source, given = a.redis, "--redis", true
+	case a.getenv(envRedisURL) != "":
+		t.raw, t.source, given = a.getenv(envRedisURL), "$"+envRedisURL, true
+	case fallback == "":
+		return t, false, nil
+	default:
+		t.raw, t.source = fallback, "default"
+	}
+	t.opt, err = parseRedis(t.raw)
+	if err != nil {
+		return t, given, usagef("%s: %v", t.source, err)
+	}
+	t.display = strings.Join(t.opt.InitAddress, ",")
+	return t, given, nil
+}
+
+// parseRedis accepts host:port, or a URL that rueidis.ParseURL understands (redis://,
+// rediss://, unix://).
+func parseRedis(s string) (rueidis.ClientOption, error) {
+	if strings.Contains(s, "://") {
+		opt, err := rueidis.ParseURL(s)
+		if err != nil {
+			return opt, fmt.Errorf("bad Redis URL: %w (want redis://host:port[/db], rediss://... or unix:///path)", err)
+		}
+		return opt, nil
+	}
+	if strings.ContainsAny(s, " /@") || !strings.Contains(s, ":") {
+		return rueidis.ClientOption{}, fmt.Errorf("bad Redis address %q: want host:port or a redis:// URL", s)
+	}
+	return rueidis.ClientOption{InitAddress: []string{s}}, nil
+}
+
+// connect opens a rueidis client to t. rueidis dials at creation, so an unreachable server
+// fails here (exit 1). The client-side cache is off: the tool reads fresh state.
+func (a *app) connect(ctx context.Context, t redisTarget) (rueidis.Client, error) {
+	opt := t.opt
+	opt.DisableCache = true
+	if a.timeout > 0 {
+		opt.Dialer.Timeout = a.timeout
+		opt.ConnWriteTimeout = a.timeout
+	}
+	rc, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Redis at %s (from %s): %w", t.display, t.source, err)
+	}
+	sctx, cancel := a.stepContext(ctx)
+	defer cancel()
+	if err := rc.Do(sctx, rc.B().Ping().Build()).Error(); err != nil {
+		rc.Close()
+		return nil, fmt.Errorf("Redis at %s (from %s) does not answer PING: %w", t.display, t.source, err)
+	}
+	return rc, nil
+}
