@@ -1,0 +1,109 @@
+package rlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// exampleLocks connects to REDIS_ADDR and returns a Client and a cleanup.
+func exampleLocks(opts rlock.Options) (*rlock.Client, func()) {
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{os.Getenv("REDIS_ADDR")}})
+	if err != nil {
+		panic(err)
+	}
+	c, err := rlock.New(context.Background(), rc, opts)
+	if err != nil {
+		panic(err)
+	}
+	return c, func() { c.Close(); rc.Close() }
+}
+
+// TryLock waits a bounded time; ErrLocked says another owner kept the lock meanwhile.
+func ExampleLock_TryLock() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	l, _ := locks.NewLock("example:trylock")
+	holder := rlock.NewOwner(context.Background())
+	_ = l.Lock(holder)
+	defer l.Unlock(holder)
+
+	other := rlock.NewOwner(context.Background())
+	err := l.TryLock(other, 100*time.Millisecond, 10*time.Second) // wait ≤ 100 ms, lease 10 s
+	fmt.Println(errors.Is(err, rlock.ErrLocked))
+	// Output: true
+}
+
+// LockFor takes an explicit lease: no watchdog, the lock ends by Unlock or with the lease.
+func ExampleLock_LockFor() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	l, _ := locks.NewLock("example:lease")
+	ctx := rlock.NewOwner(context.Background())
+	if err := l.LockFor(ctx, 2*time.Second); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ttl, _ := l.RemainTTL(ctx)
+	fmt.Println(ttl > time.Second && ttl <= 2*time.Second)
+	_ = l.Unlock(ctx)
+	// Output: true
+}
+
+// Held gives a context to do the work with: it ends if the lock is lost, here because
+// another client force-unlocks it.
+func ExampleLock_Held() {
+	locks, done := exampleLocks(rlock.Options{WatchdogTimeout: 3 * time.Second})
+	defer done()
+	admin, done2 := exampleLocks(rlock.Options{})
+	defer done2()
+	l, _ := locks.NewLock("example:held")
+	ctx := rlock.NewOwner(context.Background())
+	_ = l.Lock(ctx)
+	work, stop, _ := l.Held(ctx)
+	defer stop()
+
+	forced, _ := admin.NewLock("example:held")
+	_, _ = forced.ForceUnlock(context.Background())
+
+	<-work.Done() // within one renewal interval (1 s here)
+	fmt.Println(errors.Is(context.Cause(work), rlock.ErrLockLost))
+	fmt.Println(errors.Is(l.Unlock(ctx), rlock.ErrNotHeld))
+	// Output:
+	// true
+	// true
+}
+
+// An owner can be handed to another goroutine: it then acts as the same holder.
+func ExampleWithOwner() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	l, _ := locks.NewLock("example:handoff")
+	ctx := rlock.NewOwner(context.Background())
+	_ = l.Lock(ctx)
+
+	owner, _ := rlock.OwnerFrom(ctx)
+	released := make(chan error)
+	go func() {
+		released <- l.Unlock(rlock.WithOwner(context.Background(), owner))
+	}()
+	fmt.Println(<-released)
+	// Output: <nil>
+}
+
+// ForceUnlock frees a lock whoever holds it, Java or Go, and wakes its waiters.
+func ExampleLock_ForceUnlock() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	l, _ := locks.NewLock("example:force")
+	_ = l.Lock(rlock.NewOwner(context.Background()))
+	existed, err := l.ForceUnlock(context.Background())
+	fmt.Println(existed, err)
+	// Output: true <nil>
+}
