@@ -12,12 +12,12 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// clusterDo runs one command through c with a 5 s deadline.
-func clusterDo(t *testing.T, c rueidis.Client, args ...string) rueidis.RedisResult {
+// clusterDo runs "cmd key args..." through c with a 5 s deadline.
+func clusterDo(t *testing.T, c rueidis.Client, cmd, key string, args ...string) rueidis.RedisResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return c.Do(ctx, c.B().Arbitrary(args...).Keys(args[1]).Build())
+	return c.Do(ctx, c.B().Arbitrary(cmd).Keys(key).Args(args...).Build())
 }
 
 // setGetEverywhere writes and reads back n keys spread over every slot owner, retrying each
@@ -96,21 +96,18 @@ func TestClusterKillRestartAndFailover(t *testing.T) {
 	cl := StartCluster(t)
 	c := cl.Client(t)
 	const key = "{failover}:k"
-	if err := clusterDo(t, c, "SET", key, "v1").Error(); err != nil {
-		t.Fatal(err)
-	}
 	master := cl.MasterOf(t, key)
 	replica := cl.ReplicaOf(t, master)
-	// WAIT makes sure the replica has the key before the master dies.
-	n, err := clusterDo(t, c, "WAIT", "1", "2000").AsInt64()
-	if err != nil {
-		// WAIT has no key: the cluster client may send it anywhere. Ask the master directly.
-		nc := cl.NodeClient(t, master)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		n, err = nc.Do(ctx, nc.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64()
-		cancel()
+	// SET then WAIT on one connection to the master (rueidis sends a DoMulti holding a blocking
+	// command on one dedicated connection): the replica has the key before the master dies.
+	nc := cl.NodeClient(t, master)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	res := nc.DoMulti(ctx, nc.B().Set().Key(key).Value("v1").Build(), nc.B().Wait().Numreplicas(1).Timeout(2000).Build())
+	cancel()
+	if err := res[0].Error(); err != nil {
+		t.Fatalf("SET on %s: %v", master, err)
 	}
-	if err != nil || n < 1 {
+	if n, err := res[1].AsInt64(); err != nil || n < 1 {
 		t.Fatalf("WAIT 1 = %d, %v", n, err)
 	}
 

@@ -26,13 +26,26 @@ type process struct {
 	dir  string // working dir: redis.log, redis.pid
 	addr string // 127.0.0.1:port
 
+	opts ProcessOptions
+
 	cmd  *exec.Cmd     // the running or last server
 	done chan struct{} // closed when cmd has exited
 }
 
+// ProcessOptions adjust a server started by [StartProcess].
+type ProcessOptions struct {
+	// Args are extra redis-server arguments, placed after the defaults so that they
+	// override them (e.g. "--appendonly", "yes").
+	Args []string
+	// Wrapper is a command, with its arguments, that runs redis-server (e.g. faketime).
+	Wrapper []string
+	// Env is added to the server's environment.
+	Env []string
+}
+
 // startProcess starts redis-server on a free loopback port in a new temporary
 // directory and returns once it answers PING.
-func startProcess(ctx context.Context) (*process, error) {
+func startProcess(ctx context.Context, opts ProcessOptions) (*process, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redistest: process mode needs redis-server in PATH (apt-get install -y redis-server): %w", err)
@@ -41,7 +54,7 @@ func startProcess(ctx context.Context) (*process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
-	p := &process{bin: bin, dir: dir}
+	p := &process{bin: bin, dir: dir, opts: opts}
 	for range portAttempts {
 		port, err := freePort()
 		if err != nil {
@@ -66,7 +79,7 @@ func startProcess(ctx context.Context) (*process, error) {
 // end of its log.
 func (p *process) start(ctx context.Context) error {
 	_, port, _ := net.SplitHostPort(p.addr)
-	cmd := exec.Command(p.bin,
+	argv := append(append([]string{}, p.opts.Wrapper...), p.bin,
 		"--port", port,
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -76,6 +89,9 @@ func (p *process) start(ctx context.Context) error {
 		"--logfile", filepath.Join(p.dir, "redis.log"),
 		"--pidfile", filepath.Join(p.dir, "redis.pid"),
 	)
+	argv = append(argv, p.opts.Args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), p.opts.Env...)
 	cmd.Dir = p.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -136,6 +136,11 @@ func (s *Server) terminate() error {
 // given mode, logging the path taken once per mode to tb. testcontainers' log lines
 // go to tb while it runs, or to stderr for a shared server, which outlives tb.
 func newServer(tb testing.TB, mode string, shared bool) (*Server, error) {
+	return newServerWith(tb, mode, shared, ProcessOptions{})
+}
+
+// newServerWith is newServer with options for process mode.
+func newServerWith(tb testing.TB, mode string, shared bool, popts ProcessOptions) (*Server, error) {
 	why := "requested by the harness"
 	if mode == "" {
 		requested, err := requestedMode()
@@ -149,7 +154,7 @@ func newServer(tb testing.TB, mode string, shared bool) (*Server, error) {
 	s := &Server{mode: mode, shared: shared}
 	switch mode {
 	case ModeProcess:
-		p, err := startProcess(ctx)
+		p, err := startProcess(ctx, popts)
 		if err != nil {
 			return nil, err
 		}

@@ -15,10 +15,23 @@ func Start(t testing.TB) *Server {
 	return startMode(t, "")
 }
 
+// StartProcess is Start for tests that need a redis-server process with options (extra
+// arguments such as persistence, a wrapper such as faketime), whatever GOREDISSON_REDIS
+// says.
+func StartProcess(t testing.TB, opts ProcessOptions) *Server {
+	t.Helper()
+	return startWith(t, ModeProcess, opts)
+}
+
 // startMode is Start in a given mode ("" = the one GOREDISSON_REDIS selects).
 func startMode(t testing.TB, mode string) *Server {
 	t.Helper()
-	s, err := newServer(t, mode, false)
+	return startWith(t, mode, ProcessOptions{})
+}
+
+func startWith(t testing.TB, mode string, opts ProcessOptions) *Server {
+	t.Helper()
+	s, err := newServerWith(t, mode, false, opts)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
