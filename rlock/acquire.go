@@ -205,13 +205,16 @@ func (l *Lock) runAcquire(ctx context.Context, keys, args []string, watchdog boo
 		return lua.Acquire.Exec(ctx, l.c.rc, keys, args)
 	}
 	var res, acks rueidis.RedisResult
-	wait := l.c.rc.B().Wait().Numreplicas(1).Timeout(max(l.c.opts.ReplicaAck.Milliseconds(), 1)).Build()
+	ackMs := max(l.c.opts.ReplicaAck.Milliseconds(), 1)
 	err := l.c.rc.Dedicated(func(dc rueidis.DedicatedClient) error {
-		script := dc.B().Evalsha().Sha1(lua.Acquire.SHA1).Numkeys(1).Key(keys...).Arg(args...).Build()
-		rs := dc.DoMulti(ctx, script, wait)
+		// Commands are built for each send: rueidis recycles a command once sent.
+		rs := dc.DoMulti(ctx,
+			dc.B().Evalsha().Sha1(lua.Acquire.SHA1).Numkeys(1).Key(keys...).Arg(args...).Build(),
+			dc.B().Wait().Numreplicas(1).Timeout(ackMs).Build())
 		if e, ok := rueidis.IsRedisErr(rs[0].Error()); ok && e.IsNoScript() {
-			script = dc.B().Eval().Script(lua.Acquire.Source).Numkeys(1).Key(keys...).Arg(args...).Build()
-			rs = dc.DoMulti(ctx, script, wait)
+			rs = dc.DoMulti(ctx,
+				dc.B().Eval().Script(lua.Acquire.Source).Numkeys(1).Key(keys...).Arg(args...).Build(),
+				dc.B().Wait().Numreplicas(1).Timeout(ackMs).Build())
 		}
 		res, acks = rs[0], rs[1]
 		return nil

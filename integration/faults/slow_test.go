@@ -1,0 +1,300 @@
+package faults
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/faultproxy"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/renewal"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// slowEnv opts in to the slow fault tests (F3, F9, F12, F14), which need longer runs or
+// extra tools; see README.md.
+const slowEnv = "GOREDISSON_SLOW"
+
+func slow(t *testing.T) {
+	if os.Getenv(slowEnv) == "" {
+		t.Skipf("slow fault test: set %s=1 to run it", slowEnv)
+	}
+}
+
+func do(t *testing.T, rc rueidis.Client, args ...string) rueidis.RedisResult {
+	t.Helper()
+	return rc.Do(context.Background(), rc.B().Arbitrary(args...).Build())
+}
+
+// F3: kill -9 of redis-server restarted with AOF. With appendfsync always a hold and its
+// owner survive the restart and fencing tokens keep increasing; with everysec the last
+// second of writes may be lost, so tokens may repeat (the documented weaker behaviour).
+func TestF3RestartWithAOF(t *testing.T) {
+	slow(t)
+	for _, fsync := range []string{"always", "everysec"} {
+		t.Run(fsync, func(t *testing.T) {
+			srv := redistest.StartProcess(t, redistest.ProcessOptions{Args: []string{"--appendonly", "yes", "--appendfsync", fsync}})
+			rc := srv.Client(t)
+			name := lockName(t)
+			_, l := newLock(t, rc, name, rlock.Options{})
+			ctx := testCtx(t, time.Minute)
+			require.NoError(t, l.LockFor(ctx, time.Minute))
+			before, err := token(ctx, rc, name)
+			require.NoError(t, err)
+			srv.Kill(t)
+			srv.Restart(t)
+			rc2 := srv.Client(t)
+			after, err := token(ctx, rc2, name)
+			require.NoError(t, err)
+			held, err := rc2.Do(ctx, rc2.B().Exists().Key(name).Build()).AsInt64()
+			require.NoError(t, err)
+			t.Logf("appendfsync %s: token before kill %d, first token after restart %d, lock key present: %v",
+				fsync, before, after, held == 1)
+			if fsync == "always" {
+				assert.Greater(t, after, before, "tokens stay strictly increasing")
+				assert.Equal(t, int64(1), held, "the hold survives")
+				assert.NoError(t, l.Unlock(ctx), "and so does its owner: the original client releases it")
+			} else {
+				assert.LessOrEqual(t, after, before+1, "everysec: at most the tokens up to the last fsync survive")
+			}
+		})
+	}
+}
+
+// strictFence accepts a token only when it is greater than every token accepted before.
+type strictFence struct {
+	mu   sync.Mutex
+	last int64
+}
+
+func (f *strictFence) accept(tok int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if tok <= f.last {
+		return false
+	}
+	f.last = tok
+	return true
+}
+
+// F9: a master and a replica whose replication link runs through a proxy that can
+// blackhole it. With ReplicaAck an acquire that no replica acknowledged is undone and
+// fails; without it, failing over to the replica loses the hold, a second owner gets the
+// lock, and only fencing (in a resource outside Redis) catches the stale holder.
+func TestF9FailoverLosesUnreplicatedLock(t *testing.T) {
+	slow(t)
+	master := redistest.StartProcess(t, redistest.ProcessOptions{})
+	replica := redistest.StartProcess(t, redistest.ProcessOptions{})
+	link, err := faultproxy.Start(master.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { link.Close() })
+	rr := replica.Client(t)
+	host, port, _ := strings.Cut(link.Addr, ":")
+	require.NoError(t, do(t, rr, "REPLICAOF", host, port).Error())
+	require.Eventually(t, func() bool {
+		info, _ := do(t, rr, "INFO", "replication").ToString()
+		return strings.Contains(info, "master_link_status:up")
+	}, 10*time.Second, 10*time.Millisecond)
+	rm := master.Client(t)
+	name := lockName(t)
+	fence := &strictFence{}
+	tokA, err := token(context.Background(), rm, name) // replicated: the link is up
+	require.NoError(t, err)
+	require.True(t, fence.accept(tokA))
+	require.Eventually(t, func() bool {
+		v, _ := do(t, rr, "GET", "fence:"+name+":counter").AsInt64()
+		return v == tokA
+	}, 5*time.Second, 10*time.Millisecond)
+
+	link.Blackhole()
+	_, synced := newLock(t, rm, name, rlock.Options{ReplicaAck: 300 * time.Millisecond})
+	a := testCtx(t, time.Minute)
+	err = synced.Lock(a)
+	assert.ErrorIs(t, err, rlock.ErrNotReplicated, "sync on: no acknowledgement, no hold")
+	assert.False(t, exists(t, rm, name))
+
+	_, unsynced := newLock(t, rm, name, rlock.Options{})
+	require.NoError(t, unsynced.Lock(a), "sync off: the hold is taken on the master only")
+	tokA, err = token(a, rm, name)
+	require.NoError(t, err)
+	require.True(t, fence.accept(tokA))
+
+	master.Kill(t)
+	require.NoError(t, do(t, rr, "REPLICAOF", "NO", "ONE").Error())
+	_, promoted := newLock(t, rr, name, rlock.Options{})
+	b := testCtx(t, time.Minute)
+	require.NoError(t, promoted.TryLock(b, 0, 0), "the promoted replica never saw the hold: a second owner gets it")
+	tokB, err := token(b, rr, name)
+	require.NoError(t, err)
+	t.Logf("owner A token %d (lost with the master), owner B token %d (from the promoted replica)", tokA, tokB)
+	assert.False(t, fence.accept(tokB), "the fenced resource rejects the token that went backwards")
+}
+
+// F12: the server's clock jumps forward past the lease while a lock is held. The lock
+// expires early (a documented limitation) and the holder learns it through renewal.
+// libfaketime cannot run Debian's redis-server (its jemalloc recurses into clock_gettime
+// during libfaketime's start); the test then makes the same server-side effect, the key
+// expiring now, with PEXPIRE, and says which path ran.
+func TestF12ServerClockJump(t *testing.T) {
+	slow(t)
+	lib := "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+	clock := filepath.Join(t.TempDir(), "faketime")
+	require.NoError(t, os.WriteFile(clock, []byte("+0\n"), 0o644))
+	env := []string{"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + clock, "FAKETIME_NO_CACHE=1"}
+	jump := func(rc rueidis.Client, name string) { // emulation: the key expires now
+		require.NoError(t, do(t, rc, "PEXPIRE", name, "1").Error())
+	}
+	var srv *redistest.Server
+	if faketimeWorks(env) {
+		srv = redistest.StartProcess(t, redistest.ProcessOptions{Env: env})
+		jump = func(rueidis.Client, string) {
+			require.NoError(t, os.WriteFile(clock, []byte("+60\n"), 0o644))
+		}
+		t.Log("server clock moved with libfaketime")
+	} else {
+		srv = redistest.Start(t)
+		t.Log("libfaketime cannot run redis-server here: the jump is emulated by expiring the key now")
+	}
+	rc := srv.Client(t)
+	name := lockName(t)
+	_, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: 3 * time.Second})
+	ctx := testCtx(t, time.Minute)
+	require.NoError(t, l.Lock(ctx))
+	work, stop, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer stop()
+	jump(rc, name)
+	jumped := time.Now()
+	select {
+	case <-work.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the early expiry was never signalled")
+	}
+	t.Logf("loss signalled %v after the jump (renewal interval 1 s)", time.Since(jumped))
+	assert.ErrorIs(t, context.Cause(work), renewal.ErrNotHeld)
+}
+
+// faketimeWorks reports whether redis-server starts under libfaketime with env.
+func faketimeWorks(env []string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "redis-server", "--version")
+	cmd.Env = append(os.Environ(), env...)
+	return cmd.Run() == nil
+}
+
+// F14: a soak of lock loops (RL-29/RL-30 shape) with a random fault every 300 ms: the
+// subscription connections or every proxied connection cut. Goroutines, renewal entries
+// and subscriptions stay bounded, no two owners overlap, and every key is gone at the end.
+func TestF14Soak(t *testing.T) {
+	slow(t)
+	srv := redistest.Start(t)
+	direct := srv.Client(t)
+	p, err := faultproxy.Start(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	rc := proxiedClient(t, p)
+	c, err := rlock.New(context.Background(), rc, rlock.Options{WatchdogTimeout: 3 * time.Second})
+	require.NoError(t, err)
+	baseline := runtime.NumGoroutine()
+
+	names := make([]string, 5)
+	inside := make([]atomic.Int32, len(names))
+	for i := range names {
+		names[i] = lockName(t)
+	}
+	var violations, acquired, failed atomic.Int64
+	stopFaults := make(chan struct{})
+	faultsDone := make(chan struct{})
+	go func() {
+		defer close(faultsDone)
+		for {
+			select {
+			case <-stopFaults:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			if rand.IntN(2) == 0 {
+				p.CutAll()
+			} else {
+				killSubscribersIfAny(direct)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var peak atomic.Int64
+	for range 10 {
+		wg.Go(func() {
+			for j := range 1500 {
+				i := rand.IntN(len(names))
+				l, _ := c.NewLock(names[i])
+				ctx, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 2*time.Second)
+				var err error
+				if j%2 == 0 {
+					err = l.Lock(ctx)
+				} else {
+					err = l.TryLock(ctx, time.Duration(rand.IntN(10))*time.Millisecond, 0)
+				}
+				if err == nil {
+					if inside[i].Add(1) != 1 {
+						violations.Add(1)
+					}
+					acquired.Add(1)
+					inside[i].Add(-1)
+					if l.Unlock(ctx) != nil {
+						failed.Add(1)
+					}
+				} else {
+					failed.Add(1)
+				}
+				cancel()
+				if g := int64(runtime.NumGoroutine()); g > peak.Load() {
+					peak.Store(g)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stopFaults)
+	<-faultsDone
+	t.Logf("acquired %d, failed or timed out %d, peak goroutines %d (baseline %d)", acquired.Load(), failed.Load(), peak.Load(), baseline)
+	assert.Zero(t, violations.Load(), "two owners inside one lock")
+	assert.Positive(t, acquired.Load())
+	assert.Less(t, peak.Load(), int64(baseline+200), "goroutines stay bounded")
+	c.Close()
+	require.Eventually(t, func() bool {
+		n, _ := do(t, direct, "DBSIZE").AsInt64()
+		chans, _ := do(t, direct, "PUBSUB", "CHANNELS").AsStrSlice()
+		return n == 0 && len(chans) == 0
+	}, 10*time.Second, 50*time.Millisecond, "every key and subscription gone (holds left by cut acquires expire with their lease)")
+}
+
+// killSubscribersIfAny closes every subscribed connection, if there is one.
+func killSubscribersIfAny(rc rueidis.Client) {
+	list, err := rc.Do(context.Background(), rc.B().ClientList().Build()).ToString()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, " sub=0 ") || !strings.Contains(line, " sub=") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if id, ok := strings.CutPrefix(f, "id="); ok {
+				rc.Do(context.Background(), rc.B().Arbitrary("CLIENT", "KILL", "ID", id).Build())
+			}
+		}
+	}
+}
