@@ -47,6 +47,7 @@ func (s *latchSweeper) run() {
 	for {
 		select {
 		case <-s.stop:
+			s.flush()
 			return
 		case key := <-s.queue:
 			s.delete(s.gather(key))
@@ -70,6 +71,20 @@ func (s *latchSweeper) gather(first string) rueidis.Commands {
 		}
 	}
 	return cmds
+}
+
+// flush deletes the latches still queued when the sweeper stops.
+func (s *latchSweeper) flush() {
+	for {
+		var cmds rueidis.Commands
+		for len(cmds) < latchBatch && len(s.queue) > 0 {
+			cmds = append(cmds, s.rc.B().Del().Key(<-s.queue).Build())
+		}
+		if len(cmds) == 0 {
+			return
+		}
+		s.delete(cmds)
+	}
 }
 
 func (s *latchSweeper) delete(cmds rueidis.Commands) {
