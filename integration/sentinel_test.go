@@ -112,3 +112,20 @@ func TestSentinelF10KillMaster(t *testing.T) {
 	ld.finish(t)
 	t.Logf("F10 kill -9: %s", ld.check(t, killAt, windowEnd))
 }
+
+// TestSentinelReplicaAck acquires with Options.ReplicaAck on a master with two replicas:
+// the WAIT is acknowledged and the hold kept (the no-replica case is
+// rlock.TestReplicaAckWithoutReplicaUndoesHold; the failover case faults.TestF9...).
+func TestSentinelReplicaAck(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	ctx, cancel := within(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newLockClient(t, s.Client(t), rlock.Options{ReplicaAck: time.Second})
+	l := newLock(t, c, "replica-ack")
+	owner := rlock.NewOwner(ctx)
+	require.NoError(t, l.Lock(owner), "two replicas acknowledge the acquisition")
+	held, err := l.IsHeld(owner)
+	require.NoError(t, err)
+	assert.True(t, held)
+	require.NoError(t, l.Unlock(owner))
+}
