@@ -133,19 +133,7 @@ func (c *Cluster) Addrs() []string {
 // first-out). Each opt edits the [rueidis.ClientOption] after InitAddress is set.
 func (c *Cluster) Client(t testing.TB, opts ...func(*rueidis.ClientOption)) rueidis.Client {
 	t.Helper()
-	o := rueidis.ClientOption{InitAddress: c.liveAddrs()}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	rc, err := rueidis.NewClient(o)
-	if err != nil {
-		t.Fatalf("redistest: rueidis cluster client for %v: %v", o.InitAddress, err)
-	}
-	t.Cleanup(rc.Close)
-	if rc.Mode() != rueidis.ClientModeCluster {
-		t.Fatalf("redistest: rueidis client for %v is in mode %v, want cluster", o.InitAddress, rc.Mode())
-	}
-	return rc
+	return newClient(t, rueidis.ClientOption{InitAddress: c.liveAddrs()}, opts, rueidis.ClientModeCluster)
 }
 
 // NodeClient returns a rueidis client bound to the one node at addr (ForceSingleClient, no
@@ -154,16 +142,7 @@ func (c *Cluster) Client(t testing.TB, opts ...func(*rueidis.ClientOption)) ruei
 func (c *Cluster) NodeClient(t testing.TB, addr string, opts ...func(*rueidis.ClientOption)) rueidis.Client {
 	t.Helper()
 	c.node(t, addr)
-	o := rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	rc, err := rueidis.NewClient(o)
-	if err != nil {
-		t.Fatalf("redistest: rueidis client for cluster node %s: %v", addr, err)
-	}
-	t.Cleanup(rc.Close)
-	return rc
+	return newClient(t, nodeOption(addr), opts, "")
 }
 
 // MasterOf returns the address of the master that serves key's hash slot, once every

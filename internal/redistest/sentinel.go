@@ -173,22 +173,10 @@ func (s *Sentinel) MasterAddr(t testing.TB) string {
 // those fields are set.
 func (s *Sentinel) Client(t testing.TB, opts ...func(*rueidis.ClientOption)) rueidis.Client {
 	t.Helper()
-	o := rueidis.ClientOption{
+	return newClient(t, rueidis.ClientOption{
 		InitAddress: s.SentinelAddrs(),
 		Sentinel:    rueidis.SentinelOption{MasterSet: SentinelMasterSet},
-	}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	rc, err := rueidis.NewClient(o)
-	if err != nil {
-		t.Fatalf("redistest: rueidis sentinel client for %v: %v", o.InitAddress, err)
-	}
-	t.Cleanup(rc.Close)
-	if rc.Mode() != rueidis.ClientModeSentinel {
-		t.Fatalf("redistest: rueidis client for %v is in mode %v, want sentinel", o.InitAddress, rc.Mode())
-	}
-	return rc
+	}, opts, rueidis.ClientModeSentinel)
 }
 
 // NodeClient returns a rueidis client bound to the data node or sentinel at addr, closed in
@@ -196,16 +184,7 @@ func (s *Sentinel) Client(t testing.TB, opts ...func(*rueidis.ClientOption)) rue
 func (s *Sentinel) NodeClient(t testing.TB, addr string, opts ...func(*rueidis.ClientOption)) rueidis.Client {
 	t.Helper()
 	s.node(t, addr)
-	o := rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	rc, err := rueidis.NewClient(o)
-	if err != nil {
-		t.Fatalf("redistest: rueidis client for %s: %v", addr, err)
-	}
-	t.Cleanup(rc.Close)
-	return rc
+	return newClient(t, nodeOption(addr), opts, "")
 }
 
 // KillMaster sends SIGKILL to the current master (as [Sentinel.MasterAddr] finds it) and
