@@ -1,0 +1,499 @@
+package integration
+
+// The Go ↔ Java Redisson interop matrix (interop_test.go, mutex_test.go) on a Redis Cluster:
+// 3 masters and 3 replicas on loopback (redistest.StartCluster, Redis 7), with the Java peer
+// in cluster mode. Redisson runs with its default shardedSubscriptionMode AUTO, which on
+// Redis 7 means SSUBSCRIBE for its waiters and SPUBLISH (only) for its releases; the Go side
+// runs with rlock.Options{} (PubSubAuto): SSUBSCRIBE for its waiters, SPUBLISH and PUBLISH
+// for its releases. Every scenario runs on two lock names served by different masters: a
+// plain name (its channel wraps it in braces) and a name with its own hash tag.
+//
+// The last subtest forces the Go client to rlock.PubSubClassic while Java stays AUTO, to
+// document why PubSubAuto is the default: neither side hears the other's release and each
+// waiter falls back to sleeping out the holder's TTL.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/integration/javapeer"
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// TestClusterInterop runs the cluster interop matrix once per Redisson version, on one
+// cluster shared by both versions (each version uses names of its own).
+func TestClusterInterop(t *testing.T) {
+	begin := time.Now()
+	cl := redistest.StartCluster(t)
+	nodes := map[string]rueidis.Client{}
+	for _, addr := range cl.Addrs() {
+		nodes[addr] = cl.NodeClient(t, addr)
+	}
+	sum := &summary{}
+	forEachVersion(t, func(t *testing.T, v string) {
+		vbegin := time.Now()
+		c := newClusterEnv(t, cl, nodes, v, 0, rlock.PubSubAuto, sum)
+		t.Run("MutualExclusion", c.testMutualExclusion)
+		t.Run("UnlockWakesWaiter", c.testUnlockWakesWaiter)
+		t.Run("ForceUnlockWakesWaiter", c.testForceUnlockWakesWaiter)
+		t.Run("ReentrancyPerOwner", c.testReentrancyPerOwner)
+		t.Run("GoClassicJavaAuto", func(t *testing.T) { testClusterClassicVsAuto(t, cl, nodes, v, sum) })
+		sum.add("Redisson %s: %v in all", v, time.Since(vbegin).Round(time.Millisecond))
+	})
+	t.Logf("cluster interop summary (%v in all):\n%s", time.Since(begin).Round(time.Millisecond), sum)
+}
+
+// summary collects one line per measurement, for the log at the end of the test.
+type summary struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (s *summary) add(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines = append(s.lines, "  "+fmt.Sprintf(format, args...))
+}
+
+func (s *summary) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.lines, "\n")
+}
+
+// clusterEnv is the cluster form of env: one Java peer in cluster mode and one Go rlock
+// client on the shared cluster. Its env method gives each subtest an env (the one of
+// env_test.go, whose goSide, javaSide, hgetall and pttl work unchanged on a cluster client)
+// bound to that subtest's t; the single-server helpers of env (awaitWaiting, failedTries,
+// subscribers) are replaced by the cluster ones below.
+type clusterEnv struct {
+	cl      *redistest.Cluster
+	nodes   map[string]rueidis.Client // one client per node, for node-local PUBSUB and INFO
+	version string
+	ctx     context.Context
+	rc      rueidis.Client // raw cluster observer, never used to take locks
+	peer    *javapeer.Peer
+	javaID  string
+	goc     *rlock.Client
+	sum     *summary
+
+	mu      sync.Mutex
+	masters map[string]string // lock name → master of its slot
+}
+
+// newClusterEnv starts a Java peer in cluster mode (watchdog zero: Redisson's 30 s) and a Go
+// client with the same watchdog and the given pub/sub mode.
+func newClusterEnv(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Client, version string,
+	watchdog time.Duration, mode rlock.PubSubMode, sum *summary) *clusterEnv {
+	t.Helper()
+	jar := javapeer.JarPath(t, version)
+	var uris []string
+	for _, addr := range cl.Addrs() {
+		uris = append(uris, "redis://"+addr)
+	}
+	opts := []javapeer.Option{javapeer.WithCluster(uris...)}
+	if watchdog > 0 {
+		opts = append(opts, javapeer.WithWatchdog(watchdog))
+	}
+	peer := javapeer.Start(t, jar, "", opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	c := &clusterEnv{
+		cl: cl, nodes: nodes, version: version, ctx: ctx, rc: cl.Client(t), peer: peer, sum: sum,
+		goc:     newLockClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog, PubSub: mode}),
+		masters: map[string]string{},
+	}
+	var err error
+	c.javaID, err = peer.ClientID(ctx)
+	require.NoError(t, err)
+	t.Logf("Redisson %s in cluster mode (JVM ready in %v), Go pub/sub %s, watchdog %v",
+		peer.Must(t, ctx, "", "version"), peer.StartupTime().Round(time.Millisecond), modeName(mode), watchdogOrDefault(watchdog))
+	return c
+}
+
+// env returns an env for subtest t on this cluster env's peer and Go client.
+func (c *clusterEnv) env(t *testing.T) *env {
+	return &env{t: t, ctx: c.ctx, rc: c.rc, peer: c.peer, javaID: c.javaID, goc: c.goc, tids: map[string]string{}}
+}
+
+// master returns the address of the master that serves name's slot.
+func (c *clusterEnv) master(t *testing.T, name string) string {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.masters[name]
+	if !ok {
+		m = c.cl.MasterOf(t, name)
+		c.masters[name] = m
+	}
+	return m
+}
+
+// names returns the two lock names of a scenario: a plain one and one with its own hash tag,
+// in different slots served by different masters.
+func (c *clusterEnv) names(t *testing.T, scenario string) []string {
+	t.Helper()
+	plain := fmt.Sprintf("cinterop%s:%s", c.version, scenario)
+	pm := c.master(t, plain)
+	for i := 0; ; i++ {
+		require.Less(t, i, 100, "no hash-tagged name for %s off master %s", scenario, pm)
+		tagged := fmt.Sprintf("{cinterop%s:%s:%d}:lock", c.version, scenario, i)
+		if tm := c.master(t, tagged); tm != pm {
+			t.Logf("names: %q slot %d on %s, %q slot %d on %s", plain, keys.Slot(plain), pm, tagged, keys.Slot(tagged), tm)
+			return []string{plain, tagged}
+		}
+	}
+}
+
+// failedTries is env.failedTries on the master of name's slot, where both sides' acquire
+// scripts run: the PTTL calls in its INFO commandstats.
+func (c *clusterEnv) failedTries(t *testing.T, name string) int64 {
+	t.Helper()
+	n, err := pttlCalls(c.ctx, c.nodes[c.master(t, name)])
+	require.NoError(t, err)
+	return n
+}
+
+func pttlCalls(ctx context.Context, nc rueidis.Client) (int64, error) {
+	info, err := nc.Do(ctx, nc.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(strings.NewReader(info))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "cmdstat_pttl:calls="); ok {
+			n, _, _ := strings.Cut(rest, ",")
+			return strconv.ParseInt(n, 10, 64)
+		}
+	}
+	return 0, nil
+}
+
+// awaitUnsubscribed waits until no client, on any node, is subscribed to name's channel in
+// either kind, so that the counts awaitWaiting reads are the next waiter's alone (a previous
+// waiter's unsubscribe may still be on its way).
+func (c *clusterEnv) awaitUnsubscribed(t *testing.T, name string) {
+	t.Helper()
+	var where string
+	require.True(t, waitFor(5*time.Second, func() bool {
+		s, cls, w := subCounts(t, c.nodes, lockChannelOf(name))
+		where = w
+		return s+cls == 0
+	}), "subscriptions to %s left over: %s", lockChannelOf(name), where)
+}
+
+// subs are the subscriptions to a lock's channel seen while one waiter sleeps on it.
+type subs struct {
+	sharded, classic int64 // summed over all nodes
+	onMaster         int64 // sharded ones on the master of the lock's slot
+	where            string
+}
+
+// awaitWaiting is env.awaitWaiting on a cluster: it waits until the waiter that started after
+// failedTries returned base is asleep on lock name, subscribed (sharded or classic, on any
+// node) and past the acquire attempt it makes after subscribing, and returns the
+// subscriptions it saw.
+func (c *clusterEnv) awaitWaiting(t *testing.T, name string, base int64) subs {
+	t.Helper()
+	master := c.master(t, name)
+	ch := lockChannelOf(name)
+	var s subs
+	var tries int64
+	ok := waitFor(10*time.Second, func() bool {
+		s.sharded, s.classic, s.where = subCounts(t, c.nodes, ch)
+		var err error
+		tries, err = pttlCalls(c.ctx, c.nodes[master])
+		require.NoError(t, err)
+		return s.sharded+s.classic >= 1 && tries >= base+2
+	})
+	require.True(t, ok, "waiter on %s not asleep after 10s: subscriptions %q, %d failed tries since it started",
+		name, s.where, tries-base)
+	s.onMaster, _, _ = subCounts(t, map[string]rueidis.Client{master: c.nodes[master]}, ch)
+	return s
+}
+
+// requireSharded asserts that the one waiter asleep on name is subscribed with SSUBSCRIBE on
+// the master of the lock's slot, and with nothing else.
+func requireSharded(t *testing.T, s subs, name, what string) {
+	t.Helper()
+	assert.Equal(t, int64(1), s.sharded, "%s: sharded subscriptions to %s (%s)", what, lockChannelOf(name), s.where)
+	assert.Equal(t, int64(1), s.onMaster, "%s: sharded subscription not on the slot's master (%s)", what, s.where)
+	assert.Zero(t, s.classic, "%s: classic subscriptions to %s (%s)", what, lockChannelOf(name), s.where)
+}
+
+// testMutualExclusion is interop scenario 1 on the cluster: on each of the two names, in
+// turn, 4 Go owners and 4 Java owners increment a counter non-atomically (GET, then SET)
+// inside the lock, 50 rounds each. The final count must be exact and the overlap detector
+// of mutex_test.go must see no overlap. The counter shares the lock's slot (the tagged
+// name's hash tag, or braces around the plain name), though plain GET/SET need not.
+func (c *clusterEnv) testMutualExclusion(t *testing.T) {
+	e := c.env(t)
+	const goOwners, javaOwners, rounds = 4, 4, 50
+	for _, name := range c.names(t, "mutex") {
+		counter := keys.Tagged(name) + ":counter" // Tagged keeps a name that has its own tag
+		require.Equal(t, keys.Slot(name), keys.Slot(counter))
+		d := &overlapDetector{e: e, rc: e.rc, name: name, marker: "inside:" + keys.Tagged(name)}
+
+		ctx, cancel := context.WithCancel(e.ctx)
+		var (
+			wg       sync.WaitGroup
+			errMu    sync.Mutex
+			errs     []error
+			maxWait  [2]atomic.Int64 // longest acquire, ns: [0] Go, [1] Java
+			sections [2]atomic.Int64
+			failWork = func(err error) { errMu.Lock(); errs = append(errs, err); errMu.Unlock(); cancel() }
+			noteWait = func(i int, d time.Duration) {
+				for {
+					old := maxWait[i].Load()
+					if int64(d) <= old || maxWait[i].CompareAndSwap(old, int64(d)) {
+						return
+					}
+				}
+			}
+		)
+		start := time.Now()
+		for i := range goOwners {
+			g := e.goSide(name)
+			who, field := fmt.Sprintf("go-%d", i), g.Field(t)
+			octx := rlock.WithOwner(ctx, mustOwner(g.ctx))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					begin := time.Now()
+					if err := g.l.Lock(octx); err != nil {
+						failWork(fmt.Errorf("%s round %d: Lock: %w", who, r, err))
+						return
+					}
+					noteWait(0, time.Since(begin))
+					err := d.section(ctx, who, field, func() error { return goIncr(ctx, e.rc, counter) })
+					if uerr := g.l.Unlock(octx); err == nil && uerr != nil {
+						err = fmt.Errorf("Unlock: %w", uerr)
+					}
+					if err != nil {
+						failWork(fmt.Errorf("%s round %d: %w", who, r, err))
+						return
+					}
+					sections[0].Add(1)
+				}
+			}()
+		}
+		for i := range javaOwners {
+			owner := fmt.Sprintf("M%d", i)
+			who, field := "java-"+owner, e.javaField(owner)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					if err := javaRound(ctx, e, d, owner, who, field, name, counter, noteWait); err != nil {
+						failWork(fmt.Errorf("%s round %d: %w", who, r, err))
+						return
+					}
+					sections[1].Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		cancel()
+		elapsed := time.Since(start)
+		for _, err := range errs {
+			t.Error(err)
+		}
+		d.report(t)
+		got, err := e.rc.Do(e.ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
+		require.NoError(t, err)
+		assert.Equal(t, int64((goOwners+javaOwners)*rounds), got, "%s: non-atomic counter lost increments: critical sections overlapped", name)
+		assert.Equal(t, int64(goOwners*rounds), sections[0].Load(), "%s: Go critical sections", name)
+		assert.Equal(t, int64(javaOwners*rounds), sections[1].Load(), "%s: Java critical sections", name)
+		assert.Empty(t, e.hgetall(name), "%s: lock left held", name)
+		goMax, javaMax := time.Duration(maxWait[0].Load()), time.Duration(maxWait[1].Load())
+		// A lost wake-up would leave a waiter asleep for the holder's TTL, up to 30 s.
+		assert.Less(t, goMax, 10*time.Second, "%s: longest Go acquire", name)
+		assert.Less(t, javaMax, 10*time.Second, "%s: longest Java acquire", name)
+		line := fmt.Sprintf("mutual exclusion on %q (%s): %d critical sections (%d Go, %d Java) in %v, counter %d, overlaps %d, longest acquire Go %v, Java %v",
+			name, c.master(t, name), sections[0].Load()+sections[1].Load(), sections[0].Load(), sections[1].Load(),
+			elapsed.Round(time.Millisecond), got, d.violations.Load(), goMax.Round(time.Millisecond), javaMax.Round(time.Millisecond))
+		t.Log(line)
+		c.sum.add("Redisson %s: %s", c.version, line)
+	}
+}
+
+// testUnlockWakesWaiter is interop scenario 2 on the cluster: a Go waiter is woken by a Java
+// unlock, and a Java waiter by a Go unlock, long before the holder's 30 s watchdog TTL, both
+// waiters asleep on a sharded subscription on the slot's master.
+func (c *clusterEnv) testUnlockWakesWaiter(t *testing.T) {
+	e := c.env(t)
+	for _, name := range c.names(t, "handoff") {
+		for _, p := range crossSides {
+			holder, waiter := p.holder(e, name), p.waiter(e, name)
+			what := fmt.Sprintf("%s→%s on %q", holder, waiter, name)
+			holder.Lock(t)
+			c.awaitUnsubscribed(t, name)
+			base := c.failedTries(t, name)
+			got := waiter.Start()
+			s := c.awaitWaiting(t, name, base)
+			requireSharded(t, s, name, what)
+			released := time.Now()
+			require.NoError(t, holder.Unlock())
+			a := await(t, got, 10*time.Second, what)
+			latency := a.at.Sub(released)
+			t.Logf("handoff %s: %v (Redisson %s, waiter subscribed %s)%s", what, latency, c.version, s.where, jvmNote(a))
+			c.sum.add("Redisson %s: unlock handoff %s: %v", c.version, what, latency.Round(10*time.Microsecond))
+			assert.Less(t, latency, wakeBound, "%s: waiter not woken by the release message", what)
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
+			assert.InDelta(t, rlock.DefaultWatchdogTimeout.Milliseconds(), e.pttl(name), 2000, "%s: new holder's watchdog lease", what)
+			require.NoError(t, waiter.Unlock())
+			assert.Empty(t, e.hgetall(name), what)
+		}
+	}
+}
+
+// testForceUnlockWakesWaiter is interop scenario 3 on the cluster: a force-unlock from either
+// side wakes the other side's waiter, whichever side held the lock; the evicted holder's
+// unlock then fails and leaves the new holder alone.
+func (c *clusterEnv) testForceUnlockWakesWaiter(t *testing.T) {
+	e := c.env(t)
+	javaOwnerC := func(e *env, name string) side { return e.javaSide("C", name) }
+	cases := []struct {
+		holder, forcer, waiter func(e *env, name string) side
+	}{
+		{holder: javaOwnerA, forcer: javaOwnerC, waiter: goOwner},
+		{holder: goOwner, forcer: javaOwnerC, waiter: goOwner},
+		{holder: goOwner, forcer: goOwner, waiter: javaOwnerB},
+		{holder: javaOwnerA, forcer: goOwner, waiter: javaOwnerB},
+	}
+	for _, name := range c.names(t, "force") {
+		for _, cs := range cases {
+			holder, forcer, waiter := cs.holder(e, name), cs.forcer(e, name), cs.waiter(e, name)
+			what := fmt.Sprintf("%s holder, %s force-unlock, %s waiter on %q", holder, forcer, waiter, name)
+			holder.Lock(t)
+			c.awaitUnsubscribed(t, name)
+			base := c.failedTries(t, name)
+			got := waiter.Start()
+			requireSharded(t, c.awaitWaiting(t, name, base), name, what)
+			forced := time.Now()
+			forcer.ForceUnlock(t)
+			a := await(t, got, 10*time.Second, what)
+			latency := a.at.Sub(forced)
+			t.Logf("%s: woken after %v (Redisson %s)%s", what, latency, c.version, jvmNote(a))
+			c.sum.add("Redisson %s: force-unlock, %s: %v", c.version, what, latency.Round(10*time.Microsecond))
+			assert.Less(t, latency, wakeBound, "%s: waiter not woken by the force-unlock message", what)
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
+			holder.RequireNotHeld(t, holder.Unlock())
+			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name),
+				"%s: the evicted holder's unlock touched the new holder", what)
+			require.NoError(t, waiter.Unlock())
+			assert.Empty(t, e.hgetall(name), what)
+		}
+	}
+}
+
+// testReentrancyPerOwner is interop scenario 4 on the cluster: while one side's owner holds
+// the lock twice, the other side cannot take it until both holds are released, and the
+// other side's unlock fails (Java: IllegalMonitorStateException, Go: rlock.ErrNotHeld)
+// without changing the lock.
+func (c *clusterEnv) testReentrancyPerOwner(t *testing.T) {
+	e := c.env(t)
+	for _, name := range c.names(t, "reentrant") {
+		for _, p := range crossSides {
+			holder, other := p.holder(e, name), p.waiter(e, name)
+			field := holder.Field(t)
+			what := fmt.Sprintf("%s holds %q twice, %s tries", holder, name, other)
+
+			holder.Lock(t)
+			holder.Lock(t)
+			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), what)
+			assert.Equal(t, int64(2), holder.HoldCount(t), what)
+			assert.Zero(t, other.HoldCount(t), what)
+			assert.False(t, other.TryNow(t), "%s: taken while held twice", what)
+
+			other.RequireNotHeld(t, other.Unlock())
+			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
+
+			require.NoError(t, holder.Unlock())
+			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), what)
+			assert.Equal(t, int64(1), holder.HoldCount(t), what)
+			assert.False(t, other.TryNow(t), "%s: taken while still held once", what)
+
+			other.RequireNotHeld(t, other.Unlock())
+			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
+
+			require.NoError(t, holder.Unlock())
+			assert.Zero(t, holder.HoldCount(t), what)
+			assert.True(t, other.TryNow(t), "%s: not free after the last unlock", what)
+			assert.Equal(t, map[string]string{other.Field(t): "1"}, e.hgetall(name), what)
+
+			holder.RequireNotHeld(t, holder.Unlock()) // the old holder, now the wrong side
+			require.NoError(t, other.Unlock())
+			assert.Empty(t, e.hgetall(name), what)
+			t.Logf("%s: reentrancy per owner and wrong-side unlock failures as expected", what)
+		}
+	}
+}
+
+// testClusterClassicVsAuto documents what happens when the Go client is forced to
+// rlock.PubSubClassic while Redisson stays on its default AUTO (sharded on Redis 7), with a
+// 2 s watchdog on both sides so that the fallback is short:
+//
+//   - Go waiter, Java holder: the Go waiter subscribes with SUBSCRIBE; Redisson's unlock
+//     publishes with SPUBLISH only, which classic subscribers never receive. The Go waiter
+//     sleeps out the TTL it read before sleeping (at most the 2 s watchdog lease) and only
+//     then retries and takes the free lock.
+//   - Java waiter, Go holder: the Java waiter subscribes with SSUBSCRIBE; the classic Go
+//     client's unlock publishes with PUBLISH only, which sharded subscribers never receive.
+//     The Java waiter too sleeps out the TTL.
+//
+// With the default 30 s watchdog each handoff would stall up to 30 s. PubSubAuto avoids both
+// failures: its waiters subscribe the way Redisson AUTO publishes (SSUBSCRIBE on Redis 7),
+// and its releases go out with both SPUBLISH and PUBLISH, which wakes Java waiters of either
+// shardedSubscriptionMode.
+func testClusterClassicVsAuto(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Client, v string, sum *summary) {
+	const watchdog = 2 * time.Second
+	c := newClusterEnv(t, cl, nodes, v, watchdog, rlock.PubSubClassic, sum)
+	e := c.env(t)
+	names := c.names(t, "classic")
+	for i, p := range crossSides {
+		name := names[i] // java→go on the plain name, go→java on the tagged one
+		holder, waiter := p.holder(e, name), p.waiter(e, name)
+		what := fmt.Sprintf("%s→%s on %q, Go classic, Java AUTO", holder, waiter, name)
+		holder.Lock(t)
+		c.awaitUnsubscribed(t, name)
+		base := c.failedTries(t, name)
+		got := waiter.Start()
+		s := c.awaitWaiting(t, name, base)
+		if waiter.String() == "go" {
+			assert.Equal(t, int64(1), s.classic, "%s: the classic Go waiter's SUBSCRIBE (%s)", what, s.where)
+			assert.Zero(t, s.sharded, "%s: sharded subscriptions (%s)", what, s.where)
+		} else {
+			requireSharded(t, s, name, what)
+		}
+		// The holder's lease is renewed every watchdog/3, so the TTL the waiter read before
+		// sleeping was between 2/3 and all of the watchdog; it sleeps that long and no less.
+		released := time.Now()
+		require.NoError(t, holder.Unlock())
+		a := await(t, got, watchdog+10*time.Second, what)
+		latency := a.at.Sub(released)
+		t.Logf("%s: waiter (subscribed %s) got the lock %v after the unlock, not woken by the release "+
+			"but by the end of its %v-watchdog TTL sleep%s", what, s.where, latency, watchdog, jvmNote(a))
+		sum.add("Redisson %s: %s: %v after the unlock (TTL fallback, watchdog %v)", v, what, latency.Round(time.Millisecond), watchdog)
+		assert.GreaterOrEqual(t, latency, watchdog/2,
+			"%s: waiter woken by the release message, expected the mismatched pub/sub kinds to miss it", what)
+		assert.LessOrEqual(t, latency, watchdog+time.Second, "%s: waiter did not retry at the end of the TTL", what)
+		assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
+		require.NoError(t, waiter.Unlock())
+		assert.Empty(t, e.hgetall(name), what)
+	}
+}
