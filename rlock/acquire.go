@@ -175,9 +175,7 @@ func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string, watchdog 
 	)
 	var state atomic.Int32
 	reply := make(chan rueidis.RedisResult, 1)
-	l.c.bg.Add(1)
-	go func() {
-		defer l.c.bg.Done()
+	started := l.c.goBackground(func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 		defer cancel()
 		res := l.runAcquire(rctx, keys, args, watchdog)
@@ -186,7 +184,10 @@ func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string, watchdog 
 			err := l.release(rctx, field, watchdog)
 			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", field, "error", err)
 		}
-	}()
+	})
+	if !started {
+		return rueidis.RedisResult{}, ErrClosed
+	}
 	select {
 	case res := <-reply:
 		return res, nil

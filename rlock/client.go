@@ -31,6 +31,7 @@ type Client struct {
 	leaseMs   string // WatchdogTimeout in ms, as scripts take it
 	closed    atomic.Bool
 	closeOnce sync.Once
+	bgMu      sync.RWMutex   // orders bg.Add after Close's bg.Wait: see goBackground
 	bg        sync.WaitGroup // give-backs of holds taken after the caller gave up
 }
 
@@ -116,7 +117,9 @@ func (c *Client) NewLock(name string) (*Lock, error) {
 // close the rueidis client and is idempotent.
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
+		c.bgMu.Lock()
 		c.closed.Store(true)
+		c.bgMu.Unlock()
 		c.subs.Close()
 		c.bg.Wait()
 		c.wheel.Close()
@@ -124,6 +127,22 @@ func (c *Client) Close() {
 		c.watchers.endAll(ErrClosed)
 		c.obs.close()
 	})
+}
+
+// goBackground runs f on a goroutine that Close waits for, and reports false, running
+// nothing, once the client is closed.
+func (c *Client) goBackground(f func()) bool {
+	c.bgMu.RLock()
+	defer c.bgMu.RUnlock()
+	if c.closed.Load() {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
 }
 
 // field returns the hash field of owner o: "<client-uuid>:<owner>".
