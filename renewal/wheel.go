@@ -27,6 +27,7 @@ type Wheel struct {
 	now     int64 // the last tick processed
 	gen     uint64
 	closed  bool
+	idle    bool // the goroutine waits for a kick, with no timer armed
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -107,9 +108,9 @@ func (w *Wheel) Add(name, field string) {
 		e = &entry{name: name, due: -1}
 		w.entries[name] = e
 		w.schedule(e, max(w.clock(), w.now)+w.n)
-		select {
-		case w.kick <- struct{}{}:
-		default:
+		if w.idle {
+			w.idle = false
+			w.kick <- struct{}{} // one slot, and sent only to a waiting goroutine
 		}
 	}
 	e.lastOK = time.Now()
@@ -215,15 +216,17 @@ func (w *Wheel) run() {
 		select {
 		case <-w.ctx.Done():
 			return
-		case <-w.kick:
-			continue
 		case <-t.C:
 		}
 		w.mu.Lock()
 		target := w.clock()
 		w.mu.Unlock()
 		w.advanceTo(target)
-		if w.Len() == 0 {
+		w.mu.Lock()
+		w.idle = len(w.entries) == 0
+		idle := w.idle
+		w.mu.Unlock()
+		if idle {
 			select {
 			case <-w.ctx.Done():
 				return

@@ -10,92 +10,94 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// latchBatch is the most unlock latches deleted in one pipelined round trip, and
-// latchLinger how long the sweeper gathers latches before deleting them.
+// latchLinger is how long the sweeper gathers unlock latches before deleting them in one
+// pipelined round trip, and latchQueue the most it holds.
 const (
-	latchBatch  = 256
-	latchLinger = 5 * time.Millisecond
+	latchLinger = 50 * time.Millisecond
+	latchQueue  = 4096
 )
 
 // latchSweeper deletes unlock latches once their unlock has returned, off the caller's path,
-// as Redisson does with a fire-and-forget DEL. A latch it cannot delete (queue full, Redis
-// unreachable) expires with its TTL.
+// as Redisson does with a fire-and-forget DEL. Latches are gathered for latchLinger and
+// deleted together by a timer goroutine, so an unlock wakes no goroutine, on a dedicated
+// connection, so that the deletes never share (and slow) the connection of lock calls. A
+// latch it cannot delete (queue full, Redis unreachable) expires with its TTL.
 type latchSweeper struct {
-	rc    rueidis.Client
-	queue chan string
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	rc rueidis.Client
+
+	mu     sync.Mutex
+	keys   []string
+	timer  *time.Timer // armed while keys wait
+	closed bool
+	wg     sync.WaitGroup // running deletes
 }
 
-func newLatchSweeper(rc rueidis.Client) *latchSweeper {
-	s := &latchSweeper{rc: rc, queue: make(chan string, 4096), stop: make(chan struct{}), done: make(chan struct{})}
-	go s.run()
-	return s
-}
+func newLatchSweeper(rc rueidis.Client) *latchSweeper { return &latchSweeper{rc: rc} }
 
 // add queues a latch key for deletion without blocking.
 func (s *latchSweeper) add(key string) {
-	select {
-	case s.queue <- key:
-	default:
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.keys) >= latchQueue {
+		return
+	}
+	s.keys = append(s.keys, key)
+	if s.timer == nil {
+		s.wg.Add(1)
+		s.timer = time.AfterFunc(latchLinger, func() {
+			defer s.wg.Done()
+			s.delete(s.take())
+		})
 	}
 }
 
-func (s *latchSweeper) run() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.stop:
-			s.flush()
-			return
-		case key := <-s.queue:
-			s.delete(s.gather(key))
-		}
-	}
+// take empties the queue and disarms the timer.
+func (s *latchSweeper) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := s.keys
+	s.keys, s.timer = nil, nil
+	return keys
 }
 
-// gather collects latches for latchLinger after the first one, up to latchBatch.
-func (s *latchSweeper) gather(first string) rueidis.Commands {
-	cmds := rueidis.Commands{s.rc.B().Del().Key(first).Build()}
-	linger := time.NewTimer(latchLinger)
-	defer linger.Stop()
-	for len(cmds) < latchBatch {
-		select {
-		case key := <-s.queue:
-			cmds = append(cmds, s.rc.B().Del().Key(key).Build())
-		case <-linger.C:
-			return cmds
-		case <-s.stop:
-			return cmds
-		}
+func (s *latchSweeper) delete(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if s.rc.Mode() == rueidis.ClientModeCluster {
+		// Latches of different locks live in different slots: let the client route them.
+		s.rc.DoMulti(ctx, s.dels(s.rc, keys)...)
+		return
+	}
+	s.rc.Dedicated(func(dc rueidis.DedicatedClient) error {
+		dc.DoMulti(ctx, s.dels(dc, keys)...)
+		return nil
+	})
+}
+
+// dels builds one DEL per key.
+func (s *latchSweeper) dels(b interface{ B() rueidis.Builder }, keys []string) rueidis.Commands {
+	cmds := make(rueidis.Commands, len(keys))
+	for i, k := range keys {
+		cmds[i] = b.B().Del().Key(k).Build()
 	}
 	return cmds
 }
 
-// flush deletes the latches still queued when the sweeper stops.
-func (s *latchSweeper) flush() {
-	for {
-		var cmds rueidis.Commands
-		for len(cmds) < latchBatch && len(s.queue) > 0 {
-			cmds = append(cmds, s.rc.B().Del().Key(<-s.queue).Build())
-		}
-		if len(cmds) == 0 {
-			return
-		}
-		s.delete(cmds)
-	}
-}
-
-func (s *latchSweeper) delete(cmds rueidis.Commands) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	s.rc.DoMulti(ctx, cmds...)
-}
-
+// close deletes the latches still queued and waits for running deletes.
 func (s *latchSweeper) close() {
-	s.once.Do(func() { close(s.stop) })
-	<-s.done
+	s.mu.Lock()
+	s.closed = true
+	if s.timer != nil && s.timer.Stop() {
+		s.wg.Done() // its function will not run
+	}
+	keys := s.keys
+	s.keys, s.timer = nil, nil
+	s.mu.Unlock()
+	s.delete(keys)
+	s.wg.Wait()
 }
 
 // newRequestID returns 16 random bytes as 32 lowercase hex characters, the form of
