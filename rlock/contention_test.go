@@ -182,9 +182,7 @@ func TestLostMessageFallsBackToTTL(t *testing.T) {
 	name := lockName(t)
 	l := newLock(t, c, name)
 	ctx := NewOwner(testCtx(t, 20*time.Second))
-	// A holder that vanishes without publishing: a raw hash with a 500 ms TTL.
-	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(name).FieldValue().FieldValue("gone:1", "1").Build()).Error())
-	require.NoError(t, rc.Do(ctx, rc.B().Pexpire().Key(name).Milliseconds(500).Build()).Error())
+	rawHolder(t, rc, name, "gone:1", 500) // a holder that vanishes without publishing
 	start := time.Now()
 	require.NoError(t, l.Lock(ctx))
 	assert.Less(t, time.Since(start), 2*time.Second, "the wait is bounded by the holder's TTL")
@@ -198,8 +196,7 @@ func TestForeignHolder(t *testing.T) {
 	l := newLock(t, c, name)
 	ctx := NewOwner(testCtx(t, 20*time.Second))
 	java := "6f1c2a9e-3b7d-4c1e-9a55-0d2f8e4b7c11:1" // a Java-shaped holder
-	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(name).FieldValue().FieldValue(java, "1").Build()).Error())
-	require.NoError(t, rc.Do(ctx, rc.B().Pexpire().Key(name).Milliseconds(30000).Build()).Error())
+	rawHolder(t, rc, name, java, 30000)
 
 	assert.ErrorIs(t, l.TryLock(ctx, 0, 0), ErrLocked)
 	assert.ErrorIs(t, l.Unlock(ctx), ErrNotHeld)

@@ -80,3 +80,11 @@ func (o *overlap) enter() func() {
 	o.entries.Add(1)
 	return func() { o.inside.Add(-1) }
 }
+
+// rawHolder writes, with raw commands, a lock held once by field with a TTL of ttlMs.
+func rawHolder(t testing.TB, rc rueidis.Client, name, field string, ttlMs int64) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(name).FieldValue().FieldValue(field, "1").Build()).Error())
+	require.NoError(t, rc.Do(ctx, rc.B().Pexpire().Key(name).Milliseconds(ttlMs).Build()).Error())
+}
