@@ -123,9 +123,10 @@ func (w *Wheel) Add(name, field string) {
 }
 
 // Remove records the release of one hold of name by field; after the last one the owner is
-// no longer renewed. It takes effect before it returns.
-func (w *Wheel) Remove(name, field string) {
-	w.update(name, field, func(o *owner) bool { o.count--; return o.count <= 0 })
+// no longer renewed. It takes effect before it returns, and reports whether field had a
+// watchdog hold on name.
+func (w *Wheel) Remove(name, field string) bool {
+	return w.update(name, field, func(o *owner) bool { o.count--; return o.count <= 0 })
 }
 
 // Drop removes every hold of name by field at once, before it returns.
@@ -133,22 +134,26 @@ func (w *Wheel) Drop(name, field string) {
 	w.update(name, field, func(*owner) bool { return true })
 }
 
-// update applies f to the owner and removes it when f reports true.
-func (w *Wheel) update(name, field string, f func(*owner) bool) {
+// update applies f to the owner and removes it when f reports true. It reports whether
+// the owner was registered.
+func (w *Wheel) update(name, field string, f func(*owner) bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e := w.entries[name]
 	if e == nil {
-		return
+		return false
 	}
 	i := e.find(field)
-	if i < 0 || !f(&e.owners[i]) {
-		return
+	if i < 0 {
+		return false
 	}
-	e.owners = slices.Delete(e.owners, i, i+1)
-	if len(e.owners) == 0 {
-		delete(w.entries, name)
+	if f(&e.owners[i]) {
+		e.owners = slices.Delete(e.owners, i, i+1)
+		if len(e.owners) == 0 {
+			delete(w.entries, name)
+		}
 	}
+	return true
 }
 
 // Count returns how many watchdog holds field has on name (0 when none).

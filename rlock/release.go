@@ -32,8 +32,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	watchdog := l.c.wheel.Count(l.name, field) > 0
-	l.c.wheel.Remove(l.name, field)
+	watchdog := l.c.wheel.Remove(l.name, field)
 	return l.release(ctx, field, watchdog)
 }
 
