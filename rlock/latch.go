@@ -19,9 +19,10 @@ const (
 
 // latchSweeper deletes unlock latches once their unlock has returned, off the caller's path,
 // as Redisson does with a fire-and-forget DEL. Latches are gathered for latchLinger and
-// deleted together by a timer goroutine, so an unlock wakes no goroutine, on a dedicated
-// connection, so that the deletes never share (and slow) the connection of lock calls. A
-// latch it cannot delete (queue full, Redis unreachable) expires with its TTL.
+// deleted together by a timer goroutine, so an unlock wakes no goroutine: outside a cluster
+// with one DEL on a dedicated connection, so that the deletes never share (and slow) the
+// connection of lock calls; in a cluster with one DEL per latch, routed by slot. A latch it
+// cannot delete (queue full, Redis unreachable) expires with its TTL.
 type latchSweeper struct {
 	rc rueidis.Client
 
@@ -68,22 +69,17 @@ func (s *latchSweeper) delete(keys []string) {
 	defer cancel()
 	if s.rc.Mode() == rueidis.ClientModeCluster {
 		// Latches of different locks live in different slots: let the client route them.
-		s.rc.DoMulti(ctx, s.dels(s.rc, keys)...)
+		cmds := make(rueidis.Commands, len(keys))
+		for i, k := range keys {
+			cmds[i] = s.rc.B().Del().Key(k).Build()
+		}
+		s.rc.DoMulti(ctx, cmds...)
 		return
 	}
 	s.rc.Dedicated(func(dc rueidis.DedicatedClient) error {
-		dc.DoMulti(ctx, s.dels(dc, keys)...)
+		dc.Do(ctx, dc.B().Del().Key(keys...).Build()) // one slot space: one DEL for all
 		return nil
 	})
-}
-
-// dels builds one DEL per key.
-func (s *latchSweeper) dels(b interface{ B() rueidis.Builder }, keys []string) rueidis.Commands {
-	cmds := make(rueidis.Commands, len(keys))
-	for i, k := range keys {
-		cmds[i] = b.B().Del().Key(k).Build()
-	}
-	return cmds
 }
 
 // close deletes the latches still queued and waits for running deletes.

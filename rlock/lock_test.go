@@ -322,3 +322,21 @@ func TestReplicaAckWithoutReplicaUndoesHold(t *testing.T) { // 2.13, F9 (no repl
 	_, err := New(ctx, rc, Options{ReplicaAck: -time.Second})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 }
+
+func TestUnlockLatchesAreDeleted(t *testing.T) {
+	c, rc := newClient(t, redistest.Shared(t), Options{})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	ctx := NewOwner(testCtx(t, 10*time.Second))
+	for range 20 {
+		require.NoError(t, l.Lock(ctx))
+		require.NoError(t, l.Unlock(ctx))
+	}
+	latches := func() []string {
+		ks, err := rc.Do(ctx, rc.B().Keys().Pattern("redisson_unlock_latch:{"+name+"}:*").Build()).AsStrSlice()
+		require.NoError(t, err)
+		return ks
+	}
+	require.Eventually(t, func() bool { return len(latches()) == 0 }, 2*time.Second, 10*time.Millisecond,
+		"latches are deleted in the background, long before their 20 s TTL")
+}
