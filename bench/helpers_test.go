@@ -204,15 +204,24 @@ func numsub(rc rueidis.Client, channel string) (int64, error) {
 
 // clientConn is one line of CLIENT LIST.
 type clientConn struct {
+	id         int64
 	addr, name string
 	sub        int
 }
 
 // clientList returns CLIENT LIST, parsed.
 func clientList(rc rueidis.Client) ([]clientConn, error) {
-	s, err := do(rc, rc.B().ClientList().Build()).ToString()
+	return parseClientList(do(rc, rc.B().ClientList().Build()))
+}
+
+// parseClientList parses the reply of a CLIENT LIST command.
+func parseClientList(res rueidis.RedisResult) ([]clientConn, error) {
+	s, err := res.ToString()
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
 	}
 	var out []clientConn
 	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
@@ -220,6 +229,8 @@ func clientList(rc rueidis.Client) ([]clientConn, error) {
 		for _, f := range strings.Fields(line) {
 			k, v, _ := strings.Cut(f, "=")
 			switch k {
+			case "id":
+				c.id, _ = strconv.ParseInt(v, 10, 64)
 			case "addr":
 				c.addr = v
 			case "name":
