@@ -13,13 +13,10 @@ package integration
 // waiter falls back to sleeping out the holder's TTL.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,21 +164,6 @@ func (c *clusterEnv) failedTries(t *testing.T, name string) int64 {
 	return n
 }
 
-func pttlCalls(ctx context.Context, nc rueidis.Client) (int64, error) {
-	info, err := nc.Do(ctx, nc.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(strings.NewReader(info))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "cmdstat_pttl:calls="); ok {
-			n, _, _ := strings.Cut(rest, ",")
-			return strconv.ParseInt(n, 10, 64)
-		}
-	}
-	return 0, nil
-}
-
 // awaitUnsubscribed waits until no client, on any node, is subscribed to name's channel in
 // either kind, so that the counts awaitWaiting reads are the next waiter's alone (a previous
 // waiter's unsubscribe may still be on its way).
@@ -236,9 +218,10 @@ func requireSharded(t *testing.T, s subs, name, what string) {
 
 // testMutualExclusion is interop scenario 1 on the cluster: on each of the two names, in
 // turn, 4 Go owners and 4 Java owners increment a counter non-atomically (GET, then SET)
-// inside the lock, 50 rounds each. The final count must be exact and the overlap detector
-// of mutex_test.go must see no overlap. The counter shares the lock's slot (the tagged
-// name's hash tag, or braces around the plain name), though plain GET/SET need not.
+// inside the lock, 50 rounds each (runMutualExclusion). The final count must be exact, the
+// overlap detector of mutex_test.go must see no overlap, and no acquire may take 10 s. The
+// counter shares the lock's slot (the tagged name's hash tag, or braces around the plain
+// name), though plain GET/SET need not.
 func (c *clusterEnv) testMutualExclusion(t *testing.T) {
 	e := c.env(t)
 	const goOwners, javaOwners, rounds = 4, 4, 50
@@ -246,88 +229,43 @@ func (c *clusterEnv) testMutualExclusion(t *testing.T) {
 		counter := keys.Tagged(name) + ":counter" // Tagged keeps a name that has its own tag
 		require.Equal(t, keys.Slot(name), keys.Slot(counter))
 		d := &overlapDetector{e: e, rc: e.rc, name: name, marker: "inside:" + keys.Tagged(name)}
-
-		ctx, cancel := context.WithCancel(e.ctx)
-		var (
-			wg       sync.WaitGroup
-			errMu    sync.Mutex
-			errs     []error
-			maxWait  [2]atomic.Int64 // longest acquire, ns: [0] Go, [1] Java
-			sections [2]atomic.Int64
-			failWork = func(err error) { errMu.Lock(); errs = append(errs, err); errMu.Unlock(); cancel() }
-			noteWait = func(i int, d time.Duration) {
-				for {
-					old := maxWait[i].Load()
-					if int64(d) <= old || maxWait[i].CompareAndSwap(old, int64(d)) {
-						return
-					}
-				}
-			}
-		)
-		start := time.Now()
-		for i := range goOwners {
-			g := e.goSide(name)
-			who, field := fmt.Sprintf("go-%d", i), g.Field(t)
-			octx := rlock.WithOwner(ctx, mustOwner(g.ctx))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for r := range rounds {
-					begin := time.Now()
-					if err := g.l.Lock(octx); err != nil {
-						failWork(fmt.Errorf("%s round %d: Lock: %w", who, r, err))
-						return
-					}
-					noteWait(0, time.Since(begin))
-					err := d.section(ctx, who, field, func() error { return goIncr(ctx, e.rc, counter) })
-					if uerr := g.l.Unlock(octx); err == nil && uerr != nil {
-						err = fmt.Errorf("Unlock: %w", uerr)
-					}
-					if err != nil {
-						failWork(fmt.Errorf("%s round %d: %w", who, r, err))
-						return
-					}
-					sections[0].Add(1)
-				}
-			}()
-		}
-		for i := range javaOwners {
-			owner := fmt.Sprintf("M%d", i)
-			who, field := "java-"+owner, e.javaField(owner)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for r := range rounds {
-					if err := javaRound(ctx, e, d, owner, who, field, name, counter, noteWait); err != nil {
-						failWork(fmt.Errorf("%s round %d: %w", who, r, err))
-						return
-					}
-					sections[1].Add(1)
-				}
-			}()
-		}
-		wg.Wait()
-		cancel()
-		elapsed := time.Since(start)
-		for _, err := range errs {
-			t.Error(err)
-		}
-		d.report(t)
-		got, err := e.rc.Do(e.ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
-		require.NoError(t, err)
-		assert.Equal(t, int64((goOwners+javaOwners)*rounds), got, "%s: non-atomic counter lost increments: critical sections overlapped", name)
-		assert.Equal(t, int64(goOwners*rounds), sections[0].Load(), "%s: Go critical sections", name)
-		assert.Equal(t, int64(javaOwners*rounds), sections[1].Load(), "%s: Java critical sections", name)
-		assert.Empty(t, e.hgetall(name), "%s: lock left held", name)
-		goMax, javaMax := time.Duration(maxWait[0].Load()), time.Duration(maxWait[1].Load())
+		r := runMutualExclusion(t, d, counter, "M", goOwners, javaOwners, rounds)
+		goMax, javaMax := r.maxWait[0], r.maxWait[1]
 		// A lost wake-up would leave a waiter asleep for the holder's TTL, up to 30 s.
 		assert.Less(t, goMax, 10*time.Second, "%s: longest Go acquire", name)
 		assert.Less(t, javaMax, 10*time.Second, "%s: longest Java acquire", name)
 		line := fmt.Sprintf("mutual exclusion on %q (%s): %d critical sections (%d Go, %d Java) in %v, counter %d, overlaps %d, longest acquire Go %v, Java %v",
-			name, c.master(t, name), sections[0].Load()+sections[1].Load(), sections[0].Load(), sections[1].Load(),
-			elapsed.Round(time.Millisecond), got, d.violations.Load(), goMax.Round(time.Millisecond), javaMax.Round(time.Millisecond))
+			name, c.master(t, name), r.sections[0]+r.sections[1], r.sections[0], r.sections[1],
+			r.elapsed.Round(time.Millisecond), r.counter, d.violations.Load(), goMax.Round(time.Millisecond), javaMax.Round(time.Millisecond))
 		t.Log(line)
 		c.sum.add("Redisson %s: %s", c.version, line)
+	}
+}
+
+// startAsleep starts waiter on lock name, which another side holds, once no earlier
+// subscription to its channel is left, and returns once the waiter is asleep on it, with the
+// subscriptions it has (awaitWaiting).
+func (c *clusterEnv) startAsleep(t *testing.T, waiter side, name string) (<-chan acquired, subs) {
+	t.Helper()
+	c.awaitUnsubscribed(t, name)
+	base := c.failedTries(t, name)
+	got := waiter.Start()
+	return got, c.awaitWaiting(t, name, base)
+}
+
+// stage is the stage of the shared scenarios (scenarios_test.go) on this cluster for subtest
+// t: every waiter must be asleep on a sharded subscription on the slot's master, and the
+// measurements go to the summary.
+func (c *clusterEnv) stage(t *testing.T) stage {
+	return stage{e: c.env(t), version: c.version,
+		startAsleep: func(t *testing.T, waiter side, name, what string) (<-chan acquired, string) {
+			got, s := c.startAsleep(t, waiter, name)
+			requireSharded(t, s, name, what)
+			return got, ", waiter subscribed " + s.where
+		},
+		record: func(format string, args ...any) {
+			c.sum.add("Redisson %s: %s", c.version, fmt.Sprintf(format, args...))
+		},
 	}
 }
 
@@ -335,70 +273,14 @@ func (c *clusterEnv) testMutualExclusion(t *testing.T) {
 // unlock, and a Java waiter by a Go unlock, long before the holder's 30 s watchdog TTL, both
 // waiters asleep on a sharded subscription on the slot's master.
 func (c *clusterEnv) testUnlockWakesWaiter(t *testing.T) {
-	e := c.env(t)
-	for _, name := range c.names(t, "handoff") {
-		for _, p := range crossSides {
-			holder, waiter := p.holder(e, name), p.waiter(e, name)
-			what := fmt.Sprintf("%s→%s on %q", holder, waiter, name)
-			holder.Lock(t)
-			c.awaitUnsubscribed(t, name)
-			base := c.failedTries(t, name)
-			got := waiter.Start()
-			s := c.awaitWaiting(t, name, base)
-			requireSharded(t, s, name, what)
-			released := time.Now()
-			require.NoError(t, holder.Unlock())
-			a := await(t, got, 10*time.Second, what)
-			latency := a.at.Sub(released)
-			t.Logf("handoff %s: %v (Redisson %s, waiter subscribed %s)%s", what, latency, c.version, s.where, jvmNote(a))
-			c.sum.add("Redisson %s: unlock handoff %s: %v", c.version, what, latency.Round(10*time.Microsecond))
-			assert.Less(t, latency, wakeBound, "%s: waiter not woken by the release message", what)
-			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
-			assert.InDelta(t, rlock.DefaultWatchdogTimeout.Milliseconds(), e.pttl(name), 2000, "%s: new holder's watchdog lease", what)
-			require.NoError(t, waiter.Unlock())
-			assert.Empty(t, e.hgetall(name), what)
-		}
-	}
+	onClusterNames(t, c, "handoff", crossSides, stage.unlockWakesWaiter)
 }
 
 // testForceUnlockWakesWaiter is interop scenario 3 on the cluster: a force-unlock from either
 // side wakes the other side's waiter, whichever side held the lock; the evicted holder's
 // unlock then fails and leaves the new holder alone.
 func (c *clusterEnv) testForceUnlockWakesWaiter(t *testing.T) {
-	e := c.env(t)
-	javaOwnerC := func(e *env, name string) side { return e.javaSide("C", name) }
-	cases := []struct {
-		holder, forcer, waiter func(e *env, name string) side
-	}{
-		{holder: javaOwnerA, forcer: javaOwnerC, waiter: goOwner},
-		{holder: goOwner, forcer: javaOwnerC, waiter: goOwner},
-		{holder: goOwner, forcer: goOwner, waiter: javaOwnerB},
-		{holder: javaOwnerA, forcer: goOwner, waiter: javaOwnerB},
-	}
-	for _, name := range c.names(t, "force") {
-		for _, cs := range cases {
-			holder, forcer, waiter := cs.holder(e, name), cs.forcer(e, name), cs.waiter(e, name)
-			what := fmt.Sprintf("%s holder, %s force-unlock, %s waiter on %q", holder, forcer, waiter, name)
-			holder.Lock(t)
-			c.awaitUnsubscribed(t, name)
-			base := c.failedTries(t, name)
-			got := waiter.Start()
-			requireSharded(t, c.awaitWaiting(t, name, base), name, what)
-			forced := time.Now()
-			forcer.ForceUnlock(t)
-			a := await(t, got, 10*time.Second, what)
-			latency := a.at.Sub(forced)
-			t.Logf("%s: woken after %v (Redisson %s)%s", what, latency, c.version, jvmNote(a))
-			c.sum.add("Redisson %s: force-unlock, %s: %v", c.version, what, latency.Round(10*time.Microsecond))
-			assert.Less(t, latency, wakeBound, "%s: waiter not woken by the force-unlock message", what)
-			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
-			holder.RequireNotHeld(t, holder.Unlock())
-			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name),
-				"%s: the evicted holder's unlock touched the new holder", what)
-			require.NoError(t, waiter.Unlock())
-			assert.Empty(t, e.hgetall(name), what)
-		}
-	}
+	onClusterNames(t, c, "force", forceCases, stage.forceUnlockWakesWaiter)
 }
 
 // testReentrancyPerOwner is interop scenario 4 on the cluster: while one side's owner holds
@@ -406,42 +288,7 @@ func (c *clusterEnv) testForceUnlockWakesWaiter(t *testing.T) {
 // other side's unlock fails (Java: IllegalMonitorStateException, Go: rlock.ErrNotHeld)
 // without changing the lock.
 func (c *clusterEnv) testReentrancyPerOwner(t *testing.T) {
-	e := c.env(t)
-	for _, name := range c.names(t, "reentrant") {
-		for _, p := range crossSides {
-			holder, other := p.holder(e, name), p.waiter(e, name)
-			field := holder.Field(t)
-			what := fmt.Sprintf("%s holds %q twice, %s tries", holder, name, other)
-
-			holder.Lock(t)
-			holder.Lock(t)
-			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), what)
-			assert.Equal(t, int64(2), holder.HoldCount(t), what)
-			assert.Zero(t, other.HoldCount(t), what)
-			assert.False(t, other.TryNow(t), "%s: taken while held twice", what)
-
-			other.RequireNotHeld(t, other.Unlock())
-			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
-
-			require.NoError(t, holder.Unlock())
-			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), what)
-			assert.Equal(t, int64(1), holder.HoldCount(t), what)
-			assert.False(t, other.TryNow(t), "%s: taken while still held once", what)
-
-			other.RequireNotHeld(t, other.Unlock())
-			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
-
-			require.NoError(t, holder.Unlock())
-			assert.Zero(t, holder.HoldCount(t), what)
-			assert.True(t, other.TryNow(t), "%s: not free after the last unlock", what)
-			assert.Equal(t, map[string]string{other.Field(t): "1"}, e.hgetall(name), what)
-
-			holder.RequireNotHeld(t, holder.Unlock()) // the old holder, now the wrong side
-			require.NoError(t, other.Unlock())
-			assert.Empty(t, e.hgetall(name), what)
-			t.Logf("%s: reentrancy per owner and wrong-side unlock failures as expected", what)
-		}
-	}
+	onClusterNames(t, c, "reentrant", crossSides, stage.reentrancyPerOwner)
 }
 
 // testClusterClassicVsAuto documents what happens when the Go client is forced to
@@ -470,10 +317,7 @@ func testClusterClassicVsAuto(t *testing.T, cl *redistest.Cluster, nodes map[str
 		holder, waiter := p.holder(e, name), p.waiter(e, name)
 		what := fmt.Sprintf("%s→%s on %q, Go classic, Java AUTO", holder, waiter, name)
 		holder.Lock(t)
-		c.awaitUnsubscribed(t, name)
-		base := c.failedTries(t, name)
-		got := waiter.Start()
-		s := c.awaitWaiting(t, name, base)
+		got, s := c.startAsleep(t, waiter, name)
 		if waiter.String() == "go" {
 			assert.Equal(t, int64(1), s.classic, "%s: the classic Go waiter's SUBSCRIBE (%s)", what, s.where)
 			assert.Zero(t, s.sharded, "%s: sharded subscriptions (%s)", what, s.where)

@@ -3,18 +3,15 @@ package integration
 // Redis Cluster tests of rlock on a 6-node loopback cluster (redistest.StartCluster):
 // reliability.md RL-11 and RL-17, the unlock handoff in each pub/sub mode, watchdog renewal
 // across slots, and the fast forms of fault F11 (kill -9 of a master, CLUSTER FAILOVER under
-// load, SCRIPT FLUSH). The load harness shared with sentinel_test.go (F10) is at the end.
+// load, SCRIPT FLUSH). The failover harness they share with sentinel_test.go (F10) is in
+// failover_test.go.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,7 +97,11 @@ func subCounts(t *testing.T, nodes map[string]rueidis.Client, ch string) (sharde
 
 // waitFor polls cond every 20 ms until it returns true or d passes; it reports whether cond
 // became true.
-func waitFor(d time.Duration, cond func() bool) bool {
+func waitFor(d time.Duration, cond func() bool) bool { return pollEvery(20*time.Millisecond, d, cond) }
+
+// pollEvery calls cond every interval until it returns true or d passes; it reports whether
+// cond became true.
+func pollEvery(interval, d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for {
 		if cond() {
@@ -109,7 +110,7 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
@@ -395,32 +396,14 @@ func TestClusterF11KillMaster(t *testing.T) {
 	require.NoError(t, victim.Lock(otherOwner))
 
 	// A holder with a 20 s lease and a waiter blocked on the sharded subscription.
-	hOwner, wOwner := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
-	hl, wl := newLock(t, a, handoff), newLock(t, b, handoff)
-	require.NoError(t, hl.LockFor(hOwner, 20*time.Second))
-	wDone := make(chan time.Time, 1)
-	var wErr error
-	go func() {
-		wctx, wcancel := within(wOwner, 40*time.Second)
-		defer wcancel()
-		wErr = wl.Lock(wctx)
-		wDone <- time.Now()
-	}()
+	h := startFailoverHandoff(t, ctx, a, b, handoff, 20*time.Second)
 	hch := lockChannelOf(handoff)
 	require.True(t, waitFor(5*time.Second, func() bool {
 		s, _, _ := subCounts(t, map[string]rueidis.Client{target: oldNode}, hch)
 		return s == 1
 	}), "waiter not subscribed on %s", target)
 
-	ld := startLoad(t, loadConfig{
-		workers:   4,
-		names:     names,
-		clients:   []*rlock.Client{a, b},
-		acquire:   func(ctx context.Context, l *rlock.Lock) error { return l.Lock(ctx) },
-		opTimeout: 5 * time.Second,
-		hold:      2 * time.Millisecond,
-		every:     10 * time.Millisecond,
-	})
+	ld := startLoad(t, f11Load(names, a, b))
 	time.Sleep(1500 * time.Millisecond)
 
 	killAt := time.Now()
@@ -441,20 +424,7 @@ func TestClusterF11KillMaster(t *testing.T) {
 	})
 	t.Logf("waiter resubscribed on %s: %v (%v after the kill)", replica, resub, time.Since(killAt).Round(time.Millisecond))
 	assert.True(t, resub, "waiter's sharded subscription not restored on the new master")
-	unlockAt := time.Now()
-	herr := hl.Unlock(hOwner)
-	t.Logf("holder's Unlock after the failover: %v", herr)
-	select {
-	case at := <-wDone:
-		require.NoError(t, wErr, "waiter's Lock")
-		t.Logf("waiter acquired %v after the holder's unlock", at.Sub(unlockAt).Round(time.Millisecond))
-		if herr == nil {
-			assert.Less(t, at.Sub(unlockAt), 3*time.Second, "waiter woke late after the unlock on the new master")
-		}
-		require.NoError(t, wl.Unlock(wOwner))
-	case <-time.After(25 * time.Second):
-		t.Fatal("waiter still blocked 25 s after the holder's unlock")
-	}
+	h.release(t)
 
 	ld.waitSuccessesAfter(t, windowEnd, 3, 20*time.Second)
 	ld.finish(t)
@@ -471,6 +441,20 @@ func TestClusterF11KillMaster(t *testing.T) {
 	t.Logf("watchdog hold on the killed master's slot after the failover: Unlock = %v", victim.Unlock(otherOwner))
 }
 
+// f11Load is the load of the fast F11 tests: 4 workers on clients a and b take names with
+// the watchdog (5 s to acquire), hold for 2 ms and pause 10 ms.
+func f11Load(names []string, a, b *rlock.Client) loadConfig {
+	return loadConfig{
+		workers:   4,
+		names:     names,
+		clients:   []*rlock.Client{a, b},
+		acquire:   func(ctx context.Context, l *rlock.Lock) error { return l.Lock(ctx) },
+		opTimeout: 5 * time.Second,
+		hold:      2 * time.Millisecond,
+		every:     10 * time.Millisecond,
+	}
+}
+
 // TestClusterF11ManualFailover is the fast form of F11 with CLUSTER FAILOVER: the same load,
 // then a graceful failover to the replica and, after it, a forced one back. It logs the
 // errors each causes; graceful failover is expected to cause none.
@@ -483,15 +467,7 @@ func TestClusterF11ManualFailover(t *testing.T) {
 	replica := cl.ReplicaOf(t, target)
 	names := namesOn(t, cl, target, "f11m:lock:", 3)
 
-	ld := startLoad(t, loadConfig{
-		workers:   4,
-		names:     names,
-		clients:   []*rlock.Client{a, b},
-		acquire:   func(ctx context.Context, l *rlock.Lock) error { return l.Lock(ctx) },
-		opTimeout: 5 * time.Second,
-		hold:      2 * time.Millisecond,
-		every:     10 * time.Millisecond,
-	})
+	ld := startLoad(t, f11Load(names, a, b))
 	time.Sleep(time.Second)
 
 	gracefulAt := time.Now()
@@ -517,295 +493,4 @@ func TestClusterF11ManualFailover(t *testing.T) {
 	assert.Zero(t, total(graceful), "errors during a graceful CLUSTER FAILOVER: %v", graceful)
 	rep := ld.check(t, gracefulAt, forceDone.Add(time.Second))
 	t.Logf("F11 CLUSTER FAILOVER: %s", rep)
-}
-
-// --- load harness, shared with sentinel_test.go ----------------------------------------------
-
-// loadConfig describes a lock/unlock load: workers goroutines, worker i on
-// clients[i%len(clients)], each iteration acquiring names[(i+iteration)%len] for a newly
-// minted owner, holding it for hold, releasing it, then pausing for every.
-//
-// The owner is minted per iteration (one task per cycle, as rlock's doc advises) and not per
-// worker: a failover that loses a release leaves the releasing owner's hold count one too
-// high on the new master, and an owner that keeps re-entering that name then keeps the
-// orphaned hold alive for as long as it loops (each re-entry resets the TTL), starving every
-// other owner. With one owner per cycle the orphan ends with its lease.
-type loadConfig struct {
-	workers   int
-	names     []string
-	clients   []*rlock.Client
-	acquire   func(ctx context.Context, l *rlock.Lock) error
-	opTimeout time.Duration // ctx deadline of each acquire
-	hold      time.Duration
-	every     time.Duration
-}
-
-type opRecord struct {
-	worker     int
-	op         string // "acquire" or "unlock"
-	name       string
-	start, end time.Time
-	err        error
-}
-
-// load runs a loadConfig and records every operation. An in-process overlap detector counts,
-// per name, a violation whenever a worker's acquire returns while another worker is between
-// its own acquire and unlock.
-type load struct {
-	cfg    loadConfig
-	stop   chan struct{}
-	done   chan struct{}
-	inside map[string]*atomic.Int32
-
-	mu         sync.Mutex
-	ops        []opRecord
-	violations []string
-}
-
-func startLoad(t *testing.T, cfg loadConfig) *load {
-	t.Helper()
-	ld := &load{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), inside: map[string]*atomic.Int32{}}
-	for _, n := range cfg.names {
-		ld.inside[n] = new(atomic.Int32)
-	}
-	locks := make([]map[string]*rlock.Lock, len(cfg.clients))
-	for i, c := range cfg.clients {
-		locks[i] = map[string]*rlock.Lock{}
-		for _, n := range cfg.names {
-			locks[i][n] = newLock(t, c, n)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := range cfg.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ld.work(w, locks[w%len(locks)])
-		}()
-	}
-	go func() { wg.Wait(); close(ld.done) }()
-	t.Cleanup(func() { ld.finish(t) })
-	return ld
-}
-
-func (ld *load) work(w int, locks map[string]*rlock.Lock) {
-	for i := 0; ; i++ {
-		select {
-		case <-ld.stop:
-			return
-		default:
-		}
-		// One owner per iteration, as one task per lock/unlock cycle: see loadConfig.
-		owner := rlock.NewOwner(context.Background())
-		name := ld.cfg.names[(w+i)%len(ld.cfg.names)]
-		l := locks[name]
-		actx, cancel := within(owner, ld.cfg.opTimeout)
-		start := time.Now()
-		err := ld.cfg.acquire(actx, l)
-		cancel()
-		ld.record(opRecord{w, "acquire", name, start, time.Now(), err})
-		if err == nil {
-			in := ld.inside[name]
-			if n := in.Add(1); n != 1 {
-				ld.violation(fmt.Sprintf("worker %d acquired %s at %s with %d other holder(s) inside",
-					w, name, time.Now().Format("15:04:05.000"), n-1))
-			}
-			time.Sleep(ld.cfg.hold)
-			in.Add(-1)
-			start = time.Now()
-			err = l.Unlock(owner)
-			ld.record(opRecord{w, "unlock", name, start, time.Now(), err})
-		}
-		time.Sleep(ld.cfg.every)
-	}
-}
-
-func (ld *load) record(r opRecord) {
-	ld.mu.Lock()
-	ld.ops = append(ld.ops, r)
-	ld.mu.Unlock()
-}
-
-func (ld *load) violation(s string) {
-	ld.mu.Lock()
-	ld.violations = append(ld.violations, s)
-	ld.mu.Unlock()
-}
-
-func (ld *load) records() []opRecord {
-	ld.mu.Lock()
-	defer ld.mu.Unlock()
-	return slices.Clone(ld.ops)
-}
-
-// finish stops the workers and waits for them; an operation that does not return within its
-// bound (acquire: opTimeout; unlock: the release timeout, 5 s) plus slack is a hang.
-func (ld *load) finish(t *testing.T) {
-	t.Helper()
-	select {
-	case <-ld.stop:
-	default:
-		close(ld.stop)
-	}
-	bound := ld.cfg.opTimeout + rlock.DefaultReleaseTimeout + ld.cfg.hold + ld.cfg.every + 5*time.Second
-	select {
-	case <-ld.done:
-	case <-time.After(bound):
-		t.Fatalf("load workers still running %v after stop: an operation hangs", bound)
-	}
-}
-
-// waitSuccessesAfter waits until every worker has completed n acquire+unlock cycles that
-// started at or after from, failing t after d.
-func (ld *load) waitSuccessesAfter(t *testing.T, from time.Time, n int, d time.Duration) {
-	t.Helper()
-	if wait := time.Until(from); wait > 0 {
-		time.Sleep(wait)
-	}
-	var counts map[int]int
-	ok := waitFor(d, func() bool {
-		counts = map[int]int{}
-		for _, r := range ld.records() {
-			if r.op == "unlock" && r.err == nil && !r.start.Before(from) {
-				counts[r.worker]++
-			}
-		}
-		for w := range ld.cfg.workers {
-			if counts[w] < n {
-				return false
-			}
-		}
-		return true
-	})
-	if !ok {
-		t.Errorf("after %s, workers did not all complete %d cycles within %v: %v (errors since: %v)",
-			from.Format("15:04:05.000"), n, d, counts, ld.errorsBetween(from, time.Now()))
-	}
-}
-
-// errorsBetween counts, by kind, the errors of operations that started in [from, to).
-func (ld *load) errorsBetween(from, to time.Time) map[string]int {
-	out := map[string]int{}
-	for _, r := range ld.records() {
-		if r.err != nil && !r.start.Before(from) && r.start.Before(to) {
-			out[r.op+": "+errKind(r.err)]++
-		}
-	}
-	return out
-}
-
-func total(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// check asserts what must hold of a load around a fault window [faultAt, windowEnd): no
-// overlap, no error before the fault, no error in operations started after windowEnd, no
-// operation longer than its bound, and each worker's last operation ok. It returns a summary.
-func (ld *load) check(t *testing.T, faultAt, windowEnd time.Time) string {
-	t.Helper()
-	ops := ld.records()
-	ld.mu.Lock()
-	violations := slices.Clone(ld.violations)
-	ld.mu.Unlock()
-	assert.Empty(t, violations, "overlapping holders")
-
-	before, during, after := map[string]int{}, map[string]int{}, map[string]int{}
-	var maxAcq, maxRel time.Duration
-	last := map[int]opRecord{}
-	okOps := 0
-	var firstErr, lastErr time.Time
-	for _, r := range ops {
-		d := r.end.Sub(r.start)
-		if r.op == "acquire" {
-			maxAcq = max(maxAcq, d)
-		} else {
-			maxRel = max(maxRel, d)
-		}
-		if prev, ok := last[r.worker]; !ok || !r.start.Before(prev.start) {
-			last[r.worker] = r
-		}
-		if r.err == nil {
-			okOps++
-			continue
-		}
-		if firstErr.IsZero() || r.end.Before(firstErr) {
-			firstErr = r.end
-		}
-		if r.end.After(lastErr) {
-			lastErr = r.end
-		}
-		k := r.op + ": " + errKind(r.err)
-		switch {
-		case r.end.Before(faultAt):
-			before[k]++
-		case r.start.Before(windowEnd):
-			during[k]++
-		default:
-			after[k]++
-		}
-	}
-	assert.Empty(t, before, "errors before the fault")
-	assert.Empty(t, after, "errors in operations started after the failover window")
-	assert.LessOrEqual(t, maxAcq, ld.cfg.opTimeout+time.Second, "longest acquire")
-	assert.LessOrEqual(t, maxRel, rlock.DefaultReleaseTimeout+time.Second, "longest unlock")
-	for w := range ld.cfg.workers {
-		r, ok := last[w]
-		if assert.True(t, ok, "worker %d did nothing", w) {
-			assert.NoError(t, r.err, "worker %d's last operation (%s %s)", w, r.op, r.name)
-		}
-	}
-	errSpan := "none"
-	if !firstErr.IsZero() {
-		errSpan = fmt.Sprintf("from +%v to +%v after the fault",
-			firstErr.Sub(faultAt).Round(time.Millisecond), lastErr.Sub(faultAt).Round(time.Millisecond))
-	}
-	return fmt.Sprintf("%d ops (%d ok), errors in the window: %d %s (%s); longest acquire %v, longest unlock %v; overlaps %d",
-		len(ops), okOps, total(during), sortedCounts(during), errSpan,
-		maxAcq.Round(time.Millisecond), maxRel.Round(time.Millisecond), len(violations))
-}
-
-func sortedCounts(m map[string]int) string {
-	keys := slices.Collect(maps.Keys(m))
-	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%q=%d", k, m[k])
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-// errKind names the kind of an operation error: an rlock sentinel, the context's, the
-// first word of a Redis error (CLUSTERDOWN, READONLY, MOVED, NOSCRIPT, ...), or the gist of
-// a connection error.
-func errKind(err error) string {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "context deadline exceeded"
-	case errors.Is(err, context.Canceled):
-		return "context canceled"
-	case errors.Is(err, rlock.ErrNotHeld):
-		return "rlock.ErrNotHeld"
-	case errors.Is(err, rlock.ErrLocked):
-		return "rlock.ErrLocked"
-	case errors.Is(err, rlock.ErrClosed):
-		return "rlock.ErrClosed"
-	}
-	if re, ok := rueidis.IsRedisErr(err); ok {
-		word, _, _ := strings.Cut(re.Error(), " ")
-		return "redis " + word
-	}
-	msg := err.Error()
-	for _, s := range []string{"connection refused", "connection reset", "broken pipe", "EOF", "i/o timeout", "closed"} {
-		if strings.Contains(msg, s) {
-			return s
-		}
-	}
-	if len(msg) > 80 {
-		msg = msg[:80]
-	}
-	return fmt.Sprintf("%T: %s", err, msg)
 }

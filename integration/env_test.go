@@ -133,34 +133,34 @@ func (e *env) pttl(key string) int64 {
 	return n
 }
 
-// channel is the unlock channel of lock name as the protocol spec (§1) defines it,
-// written out here rather than taken from the library.
-func channel(name string) string { return "redisson_lock__channel:{" + name + "}" }
-
-// subscribers returns PUBSUB NUMSUB of lock name's channel.
+// subscribers returns PUBSUB NUMSUB of lock name's channel (lockChannelOf).
 func (e *env) subscribers(name string) (int64, error) {
-	m, err := e.rc.Do(e.ctx, e.rc.B().PubsubNumsub().Channel(channel(name)).Build()).AsIntMap()
-	return m[channel(name)], err
+	ch := lockChannelOf(name)
+	m, err := e.rc.Do(e.ctx, e.rc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
+	return m[ch], err
 }
 
 // failedTries returns how many acquire attempts found the lock taken, on this server so
 // far: both Go's and Java's acquire scripts end in PTTL exactly when they fail, commands
 // run by scripts count in INFO commandstats, and neither side's renewal or release script
 // calls PTTL. The tests make no PTTL call of their own while they read it.
-func (e *env) failedTries() (int64, error) {
-	info, err := e.rc.Do(e.ctx, e.rc.B().Info().Section("commandstats").Build()).ToString()
+func (e *env) failedTries() (int64, error) { return pttlCalls(e.ctx, e.rc) }
+
+// pttlCalls returns the PTTL calls in nc's INFO commandstats (0 before the first): the
+// failed acquire attempts on that server or node, see failedTries.
+func pttlCalls(ctx context.Context, nc rueidis.Client) (int64, error) {
+	info, err := nc.Do(ctx, nc.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		return 0, err
 	}
 	sc := bufio.NewScanner(strings.NewReader(info))
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "cmdstat_pttl:calls=")
-		if ok {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "cmdstat_pttl:calls="); ok {
 			n, _, _ := strings.Cut(rest, ",")
 			return strconv.ParseInt(n, 10, 64)
 		}
 	}
-	return 0, nil // no PTTL yet
+	return 0, nil
 }
 
 // mustFailedTries is failedTries for the test's goroutine.
@@ -179,7 +179,7 @@ func (e *env) mustFailedTries() int64 {
 func (e *env) awaitWaiting(name string, base int64) {
 	e.t.Helper()
 	var subs, tries int64
-	ok := pollUntil(10*time.Second, func() bool {
+	ok := pollEvery(time.Millisecond, 10*time.Second, func() bool {
 		var err1, err2 error
 		subs, err1 = e.subscribers(name)
 		tries, err2 = e.failedTries()
@@ -189,18 +189,14 @@ func (e *env) awaitWaiting(name string, base int64) {
 		name, subs, tries-base)
 }
 
-// pollUntil calls cond until it holds or d has passed, and reports whether it held.
-func pollUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
+// startAsleep starts waiter on lock name, which another side holds, and returns once the
+// waiter is asleep on it (awaitWaiting).
+func (e *env) startAsleep(waiter side, name string) <-chan acquired {
+	e.t.Helper()
+	base := e.mustFailedTries()
+	got := waiter.Start()
+	e.awaitWaiting(name, base)
+	return got
 }
 
 // acquired is the outcome of a lock call run in the background.

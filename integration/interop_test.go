@@ -11,99 +11,17 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// wakeBound is how soon a waiter must get the lock after a release it is woken for. The
-// holders use the 30 s default watchdog, so a waiter that missed the release message would
-// only retry when its ~30 s TTL sleep ends.
-const wakeBound = 2 * time.Second
-
-// pair is a holder and a waiter on opposite sides.
-type pair struct {
-	holder, waiter func(e *env, name string) side
-}
-
-var (
-	goOwner    = func(e *env, name string) side { return e.goSide(name) }
-	javaOwnerA = func(e *env, name string) side { return e.javaSide("A", name) }
-	javaOwnerB = func(e *env, name string) side { return e.javaSide("B", name) }
-	crossSides = []pair{
-		{holder: javaOwnerA, waiter: goOwner}, // java→go
-		{holder: goOwner, waiter: javaOwnerB}, // go→java
-	}
-)
-
 // TestInteropUnlockWakesWaiter is interop scenario 2: a Go waiter is woken by a Java unlock,
 // and a Java waiter by a Go unlock, long before the holder's 30 s TTL would have run out.
 func TestInteropUnlockWakesWaiter(t *testing.T) {
-	forEachVersion(t, func(t *testing.T, v string) {
-		e := newEnv(t, v, 0)
-		for i, p := range crossSides {
-			name := fmt.Sprintf("interop2:lock%d", i)
-			holder, waiter := p.holder(e, name), p.waiter(e, name)
-			holder.Lock(t)
-			base := e.mustFailedTries()
-			got := waiter.Start()
-			e.awaitWaiting(name, base)
-			// The latency runs from just before the unlock request to the waiter's return,
-			// so it includes the peer's line protocol on the Java side.
-			released := time.Now()
-			require.NoError(t, holder.Unlock())
-			a := await(t, got, 10*time.Second, fmt.Sprintf("%s waiter after %s unlock", waiter, holder))
-			latency := a.at.Sub(released)
-			t.Logf("handoff %s→%s: %v (Redisson %s)%s", holder, waiter, latency, v, jvmNote(a))
-			assert.Less(t, latency, wakeBound, "waiter not woken by the release message")
-			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name))
-			ttl := e.pttl(name)
-			assert.InDelta(t, rlock.DefaultWatchdogTimeout.Milliseconds(), ttl, 2000, "new holder's watchdog lease")
-			require.NoError(t, waiter.Unlock())
-			assert.Empty(t, e.hgetall(name))
-		}
-	})
-}
-
-func jvmNote(a acquired) string {
-	if a.inJVM == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", %v blocked in Java lock()", a.inJVM)
+	onServer(t, "interop2:lock", crossSides, stage.unlockWakesWaiter)
 }
 
 // TestInteropForceUnlockWakesWaiter is interop scenario 3: a force-unlock from either side
 // wakes the other side's waiter long before the holder's 30 s TTL, whichever side held the
 // lock; the evicted holder's unlock then fails and leaves the new holder alone.
 func TestInteropForceUnlockWakesWaiter(t *testing.T) {
-	forEachVersion(t, func(t *testing.T, v string) {
-		e := newEnv(t, v, 0)
-		javaOwnerC := func(e *env, name string) side { return e.javaSide("C", name) }
-		cases := []struct {
-			holder, forcer, waiter func(e *env, name string) side
-		}{
-			{holder: javaOwnerA, forcer: javaOwnerC, waiter: goOwner},
-			{holder: goOwner, forcer: javaOwnerC, waiter: goOwner},
-			{holder: goOwner, forcer: goOwner, waiter: javaOwnerB},
-			{holder: javaOwnerA, forcer: goOwner, waiter: javaOwnerB},
-		}
-		for i, c := range cases {
-			name := fmt.Sprintf("interop3:lock%d", i)
-			holder, forcer, waiter := c.holder(e, name), c.forcer(e, name), c.waiter(e, name)
-			what := fmt.Sprintf("%s holder, %s force-unlock, %s waiter", holder, forcer, waiter)
-			holder.Lock(t)
-			base := e.mustFailedTries()
-			got := waiter.Start()
-			e.awaitWaiting(name, base)
-			forced := time.Now()
-			forcer.ForceUnlock(t)
-			a := await(t, got, 10*time.Second, what)
-			latency := a.at.Sub(forced)
-			t.Logf("%s: woken after %v (Redisson %s)%s", what, latency, v, jvmNote(a))
-			assert.Less(t, latency, wakeBound, "%s: waiter not woken by the force-unlock message", what)
-			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name), what)
-			holder.RequireNotHeld(t, holder.Unlock())
-			assert.Equal(t, map[string]string{waiter.Field(t): "1"}, e.hgetall(name),
-				"%s: the evicted holder's unlock touched the new holder", what)
-			require.NoError(t, waiter.Unlock())
-			assert.Empty(t, e.hgetall(name))
-		}
-	})
+	onServer(t, "interop3:lock", forceCases, stage.forceUnlockWakesWaiter)
 }
 
 // TestInteropReentrancyPerOwner is interop scenario 4: reentrancy counts per owner. While
@@ -111,42 +29,7 @@ func TestInteropForceUnlockWakesWaiter(t *testing.T) {
 // released, and the other side's unlock fails (Java: IllegalMonitorStateException, Go:
 // rlock.ErrNotHeld) without changing the lock.
 func TestInteropReentrancyPerOwner(t *testing.T) {
-	forEachVersion(t, func(t *testing.T, v string) {
-		e := newEnv(t, v, 0)
-		for i, p := range crossSides {
-			name := fmt.Sprintf("interop4:lock%d", i)
-			holder, other := p.holder(e, name), p.waiter(e, name)
-			field := holder.Field(t)
-			what := fmt.Sprintf("%s holds twice, %s tries", holder, other)
-
-			holder.Lock(t)
-			holder.Lock(t)
-			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), what)
-			assert.Equal(t, int64(2), holder.HoldCount(t), what)
-			assert.Zero(t, other.HoldCount(t), what)
-			assert.False(t, other.TryNow(t), "%s: taken while held twice", what)
-
-			other.RequireNotHeld(t, other.Unlock())
-			assert.Equal(t, map[string]string{field: "2"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
-
-			require.NoError(t, holder.Unlock())
-			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), what)
-			assert.Equal(t, int64(1), holder.HoldCount(t), what)
-			assert.False(t, other.TryNow(t), "%s: taken while still held once", what)
-
-			other.RequireNotHeld(t, other.Unlock())
-			assert.Equal(t, map[string]string{field: "1"}, e.hgetall(name), "%s: wrong-side unlock changed the lock", what)
-
-			require.NoError(t, holder.Unlock())
-			assert.Zero(t, holder.HoldCount(t), what)
-			assert.True(t, other.TryNow(t), "%s: not free after the last unlock", what)
-			assert.Equal(t, map[string]string{other.Field(t): "1"}, e.hgetall(name), what)
-
-			holder.RequireNotHeld(t, holder.Unlock()) // the old holder, now the wrong side
-			require.NoError(t, other.Unlock())
-			assert.Empty(t, e.hgetall(name), what)
-		}
-	})
+	onServer(t, "interop4:lock", crossSides, stage.reentrancyPerOwner)
 }
 
 // TestInteropWatchdogAndLease is interop scenario 5, with a 1.5 s watchdog on both sides:
@@ -165,9 +48,7 @@ func TestInteropWatchdogAndLease(t *testing.T) {
 			what := fmt.Sprintf("%s watchdog hold, %s waiter", holder, waiter)
 			holder.Lock(t)
 			field := holder.Field(t)
-			base := e.mustFailedTries()
-			got := waiter.Start()
-			e.awaitWaiting(name, base)
+			got := e.startAsleep(waiter, name)
 
 			// The work: 3 watchdog timeouts. Check every 100 ms that the holder still holds
 			// with a live TTL and that the waiter is still waiting.

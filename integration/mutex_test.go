@@ -29,83 +29,108 @@ func TestInteropMutualExclusion(t *testing.T) {
 		const goOwners, javaOwners, rounds = 8, 8, 200
 		const name, counter = "interop1:lock", "interop1:counter"
 		d := &overlapDetector{e: e, rc: e.rc, name: name, marker: "inside:" + name}
+		r := runMutualExclusion(t, d, counter, "J", goOwners, javaOwners, rounds)
+		t.Logf("mutual exclusion: %d critical sections (%d Go, %d Java) in %v, longest acquire Go %v, Java %v",
+			r.sections[0]+r.sections[1], r.sections[0], r.sections[1], r.elapsed.Round(time.Millisecond),
+			r.maxWait[0].Round(time.Millisecond), r.maxWait[1].Round(time.Millisecond))
+	})
+}
 
-		ctx, cancel := context.WithCancel(e.ctx)
-		defer cancel()
-		var (
-			wg        sync.WaitGroup
-			errMu     sync.Mutex
-			errs      []error
-			maxWait   [2]atomic.Int64 // longest acquire, ns: [0] Go, [1] Java
-			sections  [2]atomic.Int64
-			failWork  = func(err error) { errMu.Lock(); errs = append(errs, err); errMu.Unlock(); cancel() }
-			noteWaitf = func(i int, d time.Duration) {
-				for {
-					old := maxWait[i].Load()
-					if int64(d) <= old || maxWait[i].CompareAndSwap(old, int64(d)) {
-						return
-					}
+// mutexRun is what runMutualExclusion measured; index 0 is Go, 1 is Java.
+type mutexRun struct {
+	sections [2]int64         // critical sections completed
+	maxWait  [2]time.Duration // longest acquire
+	elapsed  time.Duration
+	counter  int64 // the counter's final value
+}
+
+// runMutualExclusion is the body of interop scenario 1, shared by TestInteropMutualExclusion
+// and, on a cluster, clusterEnv.testMutualExclusion: goOwners Go owners (each a new owner of
+// the Go client) and javaOwners Java owners (peer owners javaPrefix0, javaPrefix1, ...) take
+// lock d.name rounds times each and, inside it, increment counter non-atomically under d's
+// watch. It asserts that no worker failed, that d saw no overlap, that the counter and the
+// section counts are exact and that the lock is left free, and returns what it measured.
+func runMutualExclusion(t *testing.T, d *overlapDetector, counter, javaPrefix string, goOwners, javaOwners, rounds int) mutexRun {
+	t.Helper()
+	e, name := d.e, d.name
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		errs     []error
+		maxWait  [2]atomic.Int64 // longest acquire, ns: [0] Go, [1] Java
+		sections [2]atomic.Int64
+		failWork = func(err error) { errMu.Lock(); errs = append(errs, err); errMu.Unlock(); cancel() }
+		noteWait = func(i int, d time.Duration) {
+			for {
+				old := maxWait[i].Load()
+				if int64(d) <= old || maxWait[i].CompareAndSwap(old, int64(d)) {
+					return
 				}
 			}
-		)
-		start := time.Now()
-		for i := range goOwners {
-			g := e.goSide(name)
-			who, field := fmt.Sprintf("go-%d", i), g.Field(t)
-			octx := rlock.WithOwner(ctx, mustOwner(g.ctx))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for r := range rounds {
-					begin := time.Now()
-					if err := g.l.Lock(octx); err != nil {
-						failWork(fmt.Errorf("%s round %d: Lock: %w", who, r, err))
-						return
-					}
-					noteWaitf(0, time.Since(begin))
-					err := d.section(ctx, who, field, func() error { return goIncr(ctx, e.rc, counter) })
-					if uerr := g.l.Unlock(octx); err == nil && uerr != nil {
-						err = fmt.Errorf("Unlock: %w", uerr)
-					}
-					if err != nil {
-						failWork(fmt.Errorf("%s round %d: %w", who, r, err))
-						return
-					}
-					sections[0].Add(1)
+		}
+	)
+	start := time.Now()
+	for i := range goOwners {
+		g := e.goSide(name)
+		who, field := fmt.Sprintf("go-%d", i), g.Field(t)
+		octx := rlock.WithOwner(ctx, mustOwner(g.ctx))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				begin := time.Now()
+				if err := g.l.Lock(octx); err != nil {
+					failWork(fmt.Errorf("%s round %d: Lock: %w", who, r, err))
+					return
 				}
-			}()
-		}
-		for i := range javaOwners {
-			owner := fmt.Sprintf("J%d", i)
-			who, field := "java-"+owner, e.javaField(owner)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for r := range rounds {
-					if err := javaRound(ctx, e, d, owner, who, field, name, counter, noteWaitf); err != nil {
-						failWork(fmt.Errorf("%s round %d: %w", who, r, err))
-						return
-					}
-					sections[1].Add(1)
+				noteWait(0, time.Since(begin))
+				err := d.section(ctx, who, field, func() error { return goIncr(ctx, e.rc, counter) })
+				if uerr := g.l.Unlock(octx); err == nil && uerr != nil {
+					err = fmt.Errorf("Unlock: %w", uerr)
 				}
-			}()
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		for _, err := range errs {
-			t.Error(err)
-		}
-		d.report(t)
-		got, err := e.rc.Do(e.ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
-		require.NoError(t, err)
-		assert.Equal(t, int64((goOwners+javaOwners)*rounds), got, "non-atomic counter lost increments: critical sections overlapped")
-		assert.Equal(t, int64(goOwners*rounds), sections[0].Load(), "Go critical sections")
-		assert.Equal(t, int64(javaOwners*rounds), sections[1].Load(), "Java critical sections")
-		assert.Empty(t, e.hgetall(name), "lock left held")
-		t.Logf("mutual exclusion: %d critical sections (%d Go, %d Java) in %v, longest acquire Go %v, Java %v",
-			sections[0].Load()+sections[1].Load(), sections[0].Load(), sections[1].Load(), elapsed.Round(time.Millisecond),
-			time.Duration(maxWait[0].Load()).Round(time.Millisecond), time.Duration(maxWait[1].Load()).Round(time.Millisecond))
-	})
+				if err != nil {
+					failWork(fmt.Errorf("%s round %d: %w", who, r, err))
+					return
+				}
+				sections[0].Add(1)
+			}
+		}()
+	}
+	for i := range javaOwners {
+		owner := fmt.Sprintf("%s%d", javaPrefix, i)
+		who, field := "java-"+owner, e.javaField(owner)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				if err := javaRound(ctx, e, d, owner, who, field, name, counter, noteWait); err != nil {
+					failWork(fmt.Errorf("%s round %d: %w", who, r, err))
+					return
+				}
+				sections[1].Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	run := mutexRun{
+		sections: [2]int64{sections[0].Load(), sections[1].Load()},
+		maxWait:  [2]time.Duration{time.Duration(maxWait[0].Load()), time.Duration(maxWait[1].Load())},
+		elapsed:  time.Since(start),
+	}
+	for _, err := range errs {
+		t.Error(err)
+	}
+	d.report(t)
+	var err error
+	run.counter, err = e.rc.Do(e.ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Equal(t, int64((goOwners+javaOwners)*rounds), run.counter, "%s: non-atomic counter lost increments: critical sections overlapped", name)
+	assert.Equal(t, int64(goOwners*rounds), run.sections[0], "%s: Go critical sections", name)
+	assert.Equal(t, int64(javaOwners*rounds), run.sections[1], "%s: Java critical sections", name)
+	assert.Empty(t, e.hgetall(name), "%s: lock left held", name)
+	return run
 }
 
 // javaRound is one round of a Java owner: lock, critical section (the peer's non-atomic incr

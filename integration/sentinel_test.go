@@ -52,17 +52,7 @@ func TestSentinelF10KillMaster(t *testing.T) {
 	// subscription on the master when the master dies.
 	const handoff = "f10:handoff"
 	ch := lockChannelOf(handoff)
-	hOwner, wOwner := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
-	hl, wl := newLock(t, a, handoff), newLock(t, b, handoff)
-	require.NoError(t, hl.LockFor(hOwner, 15*time.Second))
-	wDone := make(chan time.Time, 1)
-	var wErr error
-	go func() {
-		wctx, wcancel := within(wOwner, 40*time.Second)
-		defer wcancel()
-		wErr = wl.Lock(wctx)
-		wDone <- time.Now()
-	}()
+	h := startFailoverHandoff(t, ctx, a, b, handoff, 15*time.Second)
 	oldNode := s.NodeClient(t, master)
 	require.True(t, waitFor(5*time.Second, func() bool { return numSub(t, oldNode, ch) == 1 }),
 		"waiter not subscribed to %s on %s", ch, master)
@@ -93,20 +83,7 @@ func TestSentinelF10KillMaster(t *testing.T) {
 	resub := waitFor(10*time.Second, func() bool { return numSub(t, newNode, ch) == 1 })
 	t.Logf("waiter resubscribed on %s: %v (%v after the kill)", promoted, resub, time.Since(killAt).Round(time.Millisecond))
 	assert.True(t, resub, "waiter's subscription not restored on the new master")
-	unlockAt := time.Now()
-	herr := hl.Unlock(hOwner)
-	t.Logf("holder's Unlock after the failover: %v", herr)
-	select {
-	case at := <-wDone:
-		require.NoError(t, wErr, "waiter's Lock")
-		t.Logf("waiter acquired %v after the holder's unlock", at.Sub(unlockAt).Round(time.Millisecond))
-		if herr == nil {
-			assert.Less(t, at.Sub(unlockAt), 3*time.Second, "waiter woke late after the unlock on the new master")
-		}
-		require.NoError(t, wl.Unlock(wOwner))
-	case <-time.After(25 * time.Second):
-		t.Fatal("waiter still blocked 25 s after the holder's unlock")
-	}
+	h.release(t)
 
 	ld.waitSuccessesAfter(t, windowEnd, 3, 20*time.Second)
 	ld.finish(t)
