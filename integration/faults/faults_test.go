@@ -15,6 +15,7 @@ import (
 
 	"github.com/goredisson/goredisson/internal/faultproxy"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/renewal"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -190,7 +191,7 @@ func TestF7LostReply(t *testing.T) {
 
 	require.NoError(t, l.Lock(ctx))
 	msgs := srv.Listen(t, "redisson_lock__channel:{"+name+"}")
-	p.CutAfterNextRequest()
+	p.CutAfterRequest(lua.Release.SHA1)
 	require.NoError(t, l.Unlock(ctx), "the retried unlock replays the first result")
 	assert.False(t, exists(t, direct, name))
 	assert.Equal(t, "0", <-msgs)
@@ -203,7 +204,7 @@ func TestF7LostReply(t *testing.T) {
 	other := lockName(t)
 	lo, err := c.NewLock(other)
 	require.NoError(t, err)
-	p.CutAfterNextRequest()
+	p.CutAfterRequest(lua.Acquire.SHA1)
 	err = lo.Lock(ctx)
 	require.Error(t, err, "an acquire whose reply was lost is not reported as held")
 	t.Logf("acquire with a lost reply: %v", err)

@@ -4,6 +4,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"net"
 	"sync"
 	"time"
@@ -21,7 +22,7 @@ type Proxy struct {
 	delay     time.Duration
 	jitter    func() time.Duration
 	blackhole chan struct{} // closed when traffic may flow again; nil when it flows
-	cutNext   bool          // cut each connection after its next request is delivered
+	cutOn     []byte        // cut the connection whose next request contains this; nil: none
 	conns     map[net.Conn]struct{}
 	wg        sync.WaitGroup
 	closed    bool
@@ -56,7 +57,7 @@ func (p *Proxy) Blackhole() {
 	}
 }
 
-// Restore ends a Blackhole and CutAfterNextRequest.
+// Restore ends a Blackhole and a pending CutAfterRequest.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -64,16 +65,16 @@ func (p *Proxy) Restore() {
 		close(p.blackhole)
 		p.blackhole = nil
 	}
-	p.cutNext = false
+	p.cutOn = nil
 }
 
-// CutAfterNextRequest makes the proxy close the next connection that sends data right
-// after forwarding that data, before any reply: the server executes the request and the
-// client never learns its result. It applies once.
-func (p *Proxy) CutAfterNextRequest() {
+// CutAfterRequest makes the proxy close the next connection whose client data contains
+// match, right after forwarding that data and before any reply: the server executes the
+// request and the client never learns its result. It applies once.
+func (p *Proxy) CutAfterRequest(match string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cutNext = true
+	p.cutOn = []byte(match)
 }
 
 // CutAll closes every open connection; new ones are accepted.
@@ -154,9 +155,10 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			hole, delay, jitter, cut := p.blackhole, p.delay, p.jitter, p.cutNext && request
+			hole, delay, jitter := p.blackhole, p.delay, p.jitter
+			cut := request && p.cutOn != nil && bytes.Contains(buf[:n], p.cutOn)
 			if cut {
-				p.cutNext = false
+				p.cutOn = nil
 			}
 			p.mu.Unlock()
 			if hole != nil {
