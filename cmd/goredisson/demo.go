@@ -63,16 +63,10 @@ Exit code 1 also when a check fails (oversell, duplicate order, a period without
 one report), which is the expected outcome of --unsafe.`
 
 type demoOpts struct {
+	buyerOpts
 	processes  int
-	goroutines int
 	stock      int
-	product    string
-	think      time.Duration
-	work       time.Duration
-	period     time.Duration
-	resend     float64
 	maxTime    time.Duration
-	unsafe     bool
 	noProgress bool
 }
 

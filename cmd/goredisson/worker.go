@@ -47,8 +47,8 @@ type workerReport struct {
 	HandoffMicros      []int64 `json:"handoff_us"`          // previous holder's last write -> acquired, for waits
 }
 
-type workerOpts struct {
-	index      int
+// buyerOpts are the settings the demo passes on to each worker process.
+type buyerOpts struct {
 	product    string
 	goroutines int
 	think      time.Duration
@@ -56,6 +56,11 @@ type workerOpts struct {
 	period     time.Duration
 	resend     float64
 	unsafe     bool
+}
+
+type workerOpts struct {
+	buyerOpts
+	index int
 }
 
 func (a *app) demoWorkerCommand() *cobra.Command {

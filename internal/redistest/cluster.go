@@ -64,16 +64,9 @@ func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
 	begin := time.Now()
 	bin, cli := lookRedis(t, "redis-server"), lookRedis(t, "redis-cli")
-	dir, err := os.MkdirTemp("", "redistest-cluster-")
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	c := &Cluster{dir: dir}
-	t.Cleanup(func() {
-		if err := c.stop(); err != nil {
-			t.Errorf("%v", err)
-		}
-	})
+	c := &Cluster{}
+	c.dir = topologyDir(t, "redistest-cluster-", c.stop)
+	dir := c.dir
 	ctx, cancel := context.WithTimeout(context.Background(), topologyTimeout)
 	defer cancel()
 
@@ -121,11 +114,7 @@ func StartCluster(t testing.TB) *Cluster {
 
 // Addrs returns the addresses of the 6 nodes, in creation order, killed ones included.
 func (c *Cluster) Addrs() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.addr
-	}
-	return out
+	return addrs(c.nodes)
 }
 
 // Client returns a rueidis cluster client whose InitAddress is every node that runs now,
@@ -458,18 +447,48 @@ func (c *Cluster) agreedView() (*clusterView, error) {
 func (c *Cluster) stop() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), topologyTimeout)
-	defer cancel()
-	var errs []error
-	for _, n := range c.nodes {
-		errs = append(errs, n.terminate(ctx))
-	}
-	errs = append(errs, os.RemoveAll(c.dir))
+	err := stopNodes(c.dir, c.nodes)
 	waitRueidisDeferredCloses(rueidisCloseDelay + time.Second)
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return fmt.Errorf("redistest: stop cluster: %w", err)
 	}
 	return nil
+}
+
+// topologyDir makes the working directory of a multi-node deployment and registers stop,
+// which must remove it, with t.Cleanup.
+func topologyDir(t testing.TB, prefix string, stop func() error) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("%v", err)
+		}
+	})
+	return dir
+}
+
+// addrs returns the addresses of nodes, in order.
+func addrs(nodes []*node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.addr
+	}
+	return out
+}
+
+// stopNodes terminates nodes in order, then removes dir.
+func stopNodes(dir string, nodes []*node) error {
+	ctx, cancel := context.WithTimeout(context.Background(), topologyTimeout)
+	defer cancel()
+	var errs []error
+	for _, n := range nodes {
+		errs = append(errs, n.terminate(ctx))
+	}
+	return errors.Join(append(errs, os.RemoveAll(dir))...)
 }
 
 // rueidisCloseDelay is how long a rueidis cluster client waits before closing a connection

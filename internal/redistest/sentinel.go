@@ -52,16 +52,9 @@ func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
 	begin := time.Now()
 	bin := lookRedis(t, "redis-server")
-	dir, err := os.MkdirTemp("", "redistest-sentinel-")
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
-	}
-	s := &Sentinel{dir: dir}
-	t.Cleanup(func() {
-		if err := s.stop(); err != nil {
-			t.Errorf("%v", err)
-		}
-	})
+	s := &Sentinel{}
+	s.dir = topologyDir(t, "redistest-sentinel-", s.stop)
+	dir := s.dir
 	ctx, cancel := context.WithTimeout(context.Background(), topologyTimeout)
 	defer cancel()
 
@@ -131,21 +124,13 @@ sentinel parallel-syncs %s 1
 
 // SentinelAddrs returns the addresses of the three sentinels.
 func (s *Sentinel) SentinelAddrs() []string {
-	out := make([]string, len(s.sentinels))
-	for i, n := range s.sentinels {
-		out[i] = n.addr
-	}
-	return out
+	return addrs(s.sentinels)
 }
 
 // DataAddrs returns the addresses of the three data nodes (master and replicas, in start
 // order; the first was the initial master), killed ones included.
 func (s *Sentinel) DataAddrs() []string {
-	out := make([]string, len(s.data))
-	for i, n := range s.data {
-		out[i] = n.addr
-	}
-	return out
+	return addrs(s.data)
 }
 
 // MasterAddr returns the master's address once every sentinel names the same one and it
@@ -312,15 +297,8 @@ func (s *Sentinel) wait(t testing.TB, what string, check func() error) {
 func (s *Sentinel) stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), topologyTimeout)
-	defer cancel()
-	var errs []error
 	// Sentinels first, so that none reconfigures the data nodes while they stop.
-	for _, n := range slices.Concat(s.sentinels, s.data) {
-		errs = append(errs, n.terminate(ctx))
-	}
-	errs = append(errs, os.RemoveAll(s.dir))
-	if err := errors.Join(errs...); err != nil {
+	if err := stopNodes(s.dir, slices.Concat(s.sentinels, s.data)); err != nil {
 		return fmt.Errorf("redistest: stop sentinel deployment: %w", err)
 	}
 	return nil
