@@ -91,10 +91,7 @@ func newRlockProc(cancelable bool) func(testing.TB, *redistest.Server, string) p
 }
 
 func (p *rlockProc) lock(ctx context.Context, name string) (func() error, error) {
-	l, err := p.c.NewLock(name)
-	if err != nil {
-		return nil, err
-	}
+	l := p.c.NewLock(name)
 	lctx := rlock.NewOwner(ctx)
 	if p.cancelable {
 		var cancel context.CancelFunc

@@ -58,7 +58,7 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) error {
 // until min(holder's TTL, remaining wait) has passed, and try again. wait < 0 means no bound;
 // lease 0 means the watchdog.
 func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) error {
-	field, err := l.c.ownerField(ctx)
+	field, err := l.ownerField(ctx)
 	if err != nil {
 		return err
 	}

@@ -99,15 +99,10 @@ func (c *Client) ID() string { return c.id }
 // as Java's getLock(name) uses it. Handles are cheap, hold no state of their own and are
 // safe for concurrent use; any number may exist for one name.
 //
-// It returns ErrEmptyName for an empty name and ErrClosed after Close.
-func (c *Client) NewLock(name string) (*Lock, error) {
-	if name == "" {
-		return nil, ErrEmptyName
-	}
-	if c.closed.Load() {
-		return nil, ErrClosed
-	}
-	return &Lock{c: c, name: name, channel: keys.LockChannel(name)}, nil
+// NewLock never fails: every call on the handle checks its arguments, and returns
+// ErrEmptyName for an empty name and ErrClosed after Close.
+func (c *Client) NewLock(name string) *Lock {
+	return &Lock{c: c, name: name, channel: keys.LockChannel(name)}
 }
 
 // Close stops the watchdog and every subscription of this client, wakes every waiting
@@ -147,15 +142,3 @@ func (c *Client) goBackground(f func()) bool {
 
 // field returns the hash field of owner o: "<client-uuid>:<owner>".
 func (c *Client) field(o Owner) string { return c.id + ":" + o.String() }
-
-// ownerField returns the field of the owner carried by ctx.
-func (c *Client) ownerField(ctx context.Context) (string, error) {
-	if c.closed.Load() {
-		return "", ErrClosed
-	}
-	o, ok := OwnerFrom(ctx)
-	if !ok {
-		return "", ErrNoOwner
-	}
-	return c.field(o), nil
-}

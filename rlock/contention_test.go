@@ -25,7 +25,7 @@ func TestConcurrentTryLockUnlock(t *testing.T) { // RL-22 (PR #7070)
 	for range 16 {
 		wg.Go(func() {
 			ctx := NewOwner(context.Background())
-			field, _ := c.ownerField(ctx)
+			field, _ := l.ownerField(ctx)
 			for range 300 {
 				if l.TryLock(ctx, 0, 0) != nil {
 					continue

@@ -29,7 +29,7 @@ func exampleLocks(opts rlock.Options) (*rlock.Client, func()) {
 func ExampleLock_TryLock() {
 	locks, done := exampleLocks(rlock.Options{})
 	defer done()
-	l, _ := locks.NewLock("example:trylock")
+	l := locks.NewLock("example:trylock")
 	holder := rlock.NewOwner(context.Background())
 	_ = l.Lock(holder)
 	defer l.Unlock(holder)
@@ -44,7 +44,7 @@ func ExampleLock_TryLock() {
 func ExampleLock_LockFor() {
 	locks, done := exampleLocks(rlock.Options{})
 	defer done()
-	l, _ := locks.NewLock("example:lease")
+	l := locks.NewLock("example:lease")
 	ctx := rlock.NewOwner(context.Background())
 	if err := l.LockFor(ctx, 2*time.Second); err != nil {
 		fmt.Println(err)
@@ -63,13 +63,13 @@ func ExampleLock_Held() {
 	defer done()
 	admin, done2 := exampleLocks(rlock.Options{})
 	defer done2()
-	l, _ := locks.NewLock("example:held")
+	l := locks.NewLock("example:held")
 	ctx := rlock.NewOwner(context.Background())
 	_ = l.Lock(ctx)
 	work, stop, _ := l.Held(ctx)
 	defer stop()
 
-	forced, _ := admin.NewLock("example:held")
+	forced := admin.NewLock("example:held")
 	_, _ = forced.ForceUnlock(context.Background())
 
 	<-work.Done() // within one renewal interval (1 s here)
@@ -84,7 +84,7 @@ func ExampleLock_Held() {
 func ExampleWithOwner() {
 	locks, done := exampleLocks(rlock.Options{})
 	defer done()
-	l, _ := locks.NewLock("example:handoff")
+	l := locks.NewLock("example:handoff")
 	ctx := rlock.NewOwner(context.Background())
 	_ = l.Lock(ctx)
 
@@ -101,7 +101,7 @@ func ExampleWithOwner() {
 func ExampleLock_ForceUnlock() {
 	locks, done := exampleLocks(rlock.Options{})
 	defer done()
-	l, _ := locks.NewLock("example:force")
+	l := locks.NewLock("example:force")
 	_ = l.Lock(rlock.NewOwner(context.Background()))
 	existed, err := l.ForceUnlock(context.Background())
 	fmt.Println(existed, err)

@@ -33,11 +33,7 @@ func Example() {
 		return
 	}
 	defer locks.Close()
-	order, err := locks.NewLock("order:42")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	order := locks.NewLock("order:42")
 
 	ctx = rlock.NewOwner(ctx)
 	if err := order.Lock(ctx); err != nil { // watchdog lease: held until Unlock

@@ -38,8 +38,7 @@ func newClient(t testing.TB, srv *redistest.Server, opts Options) (*Client, ruei
 
 func newLock(t testing.TB, c *Client, name string) *Lock {
 	t.Helper()
-	l, err := c.NewLock(name)
-	require.NoError(t, err)
+	l := c.NewLock(name)
 	return l
 }
 

@@ -25,8 +25,8 @@ func (l *Lock) Name() string { return l.name }
 
 // IsLocked reports whether any owner, of any client, holds the lock (EXISTS).
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	if l.c.closed.Load() {
-		return false, ErrClosed
+	if err := l.check(); err != nil {
+		return false, err
 	}
 	n, err := l.c.rc.Do(ctx, l.c.rc.B().Exists().Key(l.name).Build()).AsInt64()
 	return n == 1, err
@@ -34,7 +34,7 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 
 // IsHeld reports whether ctx's owner holds the lock through this client (HEXISTS).
 func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
-	field, err := l.c.ownerField(ctx)
+	field, err := l.ownerField(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -44,7 +44,7 @@ func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
 // HoldCount returns how many times ctx's owner holds the lock: 0 when it does not, and
 // more than 1 after re-entering (HGET).
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	field, err := l.c.ownerField(ctx)
+	field, err := l.ownerField(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -58,8 +58,8 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 // RemainTTL returns the lock's remaining lease (PTTL): 0 when nobody holds the lock, and
 // NoExpiry when its key has no TTL.
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
-	if l.c.closed.Load() {
-		return 0, ErrClosed
+	if err := l.check(); err != nil {
+		return 0, err
 	}
 	ms, err := l.c.rc.Do(ctx, l.c.rc.B().Pttl().Key(l.name).Build()).AsInt64()
 	switch {
@@ -89,7 +89,7 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 // server showing it; see docs/RELIABILITY.md for what no lease-based lock can detect.
 // It returns ErrNotHeld when ctx's owner does not hold the lock.
 func (l *Lock) Held(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	field, err := l.c.ownerField(ctx)
+	field, err := l.ownerField(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,4 +121,27 @@ func (l *Lock) Held(ctx context.Context) (context.Context, context.CancelFunc, e
 		l.c.watchers.remove(l.name, field, w)
 		stop([]*watch{w}, context.Canceled)
 	}, nil
+}
+
+// check returns ErrClosed after Close and ErrEmptyName for a handle without a name.
+func (l *Lock) check() error {
+	if l.c.closed.Load() {
+		return ErrClosed
+	}
+	if l.name == "" {
+		return ErrEmptyName
+	}
+	return nil
+}
+
+// ownerField returns the hash field of the owner carried by ctx, after check.
+func (l *Lock) ownerField(ctx context.Context) (string, error) {
+	if err := l.check(); err != nil {
+		return "", err
+	}
+	o, ok := OwnerFrom(ctx)
+	if !ok {
+		return "", ErrNoOwner
+	}
+	return l.c.field(o), nil
 }

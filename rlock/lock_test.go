@@ -227,10 +227,9 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 
 	c, _ := newClient(t, srv, Options{})
-	_, err = c.NewLock("")
-	assert.ErrorIs(t, err, ErrEmptyName)
-	l := newLock(t, c, lockName(t))
 	owned := NewOwner(ctx)
+	assert.ErrorIs(t, c.NewLock("").Lock(owned), ErrEmptyName)
+	l := newLock(t, c, lockName(t))
 	assert.ErrorIs(t, l.TryLock(owned, -time.Second, 0), ErrInvalidWait)
 	assert.ErrorIs(t, l.TryLock(owned, 0, -time.Second), ErrInvalidLease)
 	assert.ErrorIs(t, l.LockFor(owned, 0), ErrInvalidLease)
@@ -263,8 +262,7 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 	_, err = l.ForceUnlock(owned)
 	assert.ErrorIs(t, err, ErrClosed)
-	_, err = c.NewLock("x")
-	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, c.NewLock("x").Lock(owned), ErrClosed)
 	c.Close() // idempotent
 }
 

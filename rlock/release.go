@@ -26,7 +26,7 @@ import (
 // It returns nil when the hold was released, ErrNotHeld when the owner did not hold the
 // lock (never acquired, lease ran out, or force-unlocked), or the Redis error.
 func (l *Lock) Unlock(ctx context.Context) error {
-	field, err := l.c.ownerField(ctx)
+	field, err := l.ownerField(ctx)
 	if err != nil {
 		return err
 	}
@@ -76,8 +76,8 @@ func (l *Lock) release(ctx context.Context, field string, watchdog bool) error {
 // waiters wake. This client's watchdog stops renewing the lock, and Held contexts of its
 // owners on it end with ErrLockLost. It reports whether a lock existed.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	if l.c.closed.Load() {
-		return false, ErrClosed
+	if err := l.check(); err != nil {
+		return false, err
 	}
 	l.c.wheel.Forget(l.name)
 	l.c.obs.forgetName(l.name)

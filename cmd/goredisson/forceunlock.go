@@ -123,10 +123,7 @@ func (a *app) forceUnlock(ctx context.Context, name string, yes bool) error {
 		return err
 	}
 	defer lc.Close()
-	l, err := lc.NewLock(name)
-	if err != nil {
-		return err
-	}
+	l := lc.NewLock(name)
 	existed, err := l.ForceUnlock(sctx)
 	if err != nil {
 		return fmt.Errorf("force-unlock %s: %w", name, err)

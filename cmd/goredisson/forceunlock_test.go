@@ -145,7 +145,7 @@ func TestForceUnlockGoHolder(t *testing.T) {
 	}
 	defer lc.Close()
 	name := unique("lock:stock:")
-	l, _ := lc.NewLock(name)
+	l := lc.NewLock(name)
 	octx := rlock.NewOwner(ctx)
 	if err := l.Lock(octx); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestInspectRealJavaAndGoHolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lc.Close()
-	l, _ := lc.NewLock(goName)
+	l := lc.NewLock(goName)
 	octx := rlock.NewOwner(ctx)
 	if err := l.Lock(octx); err != nil {
 		t.Fatal(err)

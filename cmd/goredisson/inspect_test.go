@@ -21,7 +21,7 @@ func TestInspectGoHolder(t *testing.T) {
 	}
 	defer lc.Close()
 	name := unique("lock:stock:")
-	l, _ := lc.NewLock(name)
+	l := lc.NewLock(name)
 	octx := rlock.NewOwner(ctx)
 	for range 2 { // re-enter: hold count 2
 		if err := l.Lock(octx); err != nil {
@@ -53,7 +53,7 @@ func TestInspectGoHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lc2.Close()
-	l2, _ := lc2.NewLock(name)
+	l2 := lc2.NewLock(name)
 	wctx, cancel := context.WithCancel(rlock.NewOwner(ctx))
 	defer cancel()
 	waited := make(chan error, 1)

@@ -122,9 +122,7 @@ func (a *app) runWorker(ctx context.Context, o workerOpts) error {
 	}
 	defer lc.Close()
 	w := &worker{o: o, k: newDemoKeys(o.product), rc: rc, lc: lc, out: json.NewEncoder(a.stdout)}
-	if w.lock, err = lc.NewLock(w.k.lock); err != nil {
-		return err
-	}
+	w.lock = lc.NewLock(w.k.lock)
 	if err := w.emit(event{Type: "ready", PID: os.Getpid(), ClientID: lc.ID()}); err != nil {
 		return err
 	}
@@ -313,10 +311,7 @@ func (w *worker) scheduler(ctx context.Context, done <-chan struct{}) {
 		case <-time.After(time.Until(next)):
 		}
 		period := periodOf(time.Now(), p)
-		lock, err := w.lc.NewLock(w.k.reportLock(period))
-		if err != nil {
-			return
-		}
+		lock := w.lc.NewLock(w.k.reportLock(period))
 		jctx := rlock.NewOwner(ctx)
 		// No wait: another process already runs this period's report. The lease covers the
 		// period and is never released early, so late ticks of the same period fail too.

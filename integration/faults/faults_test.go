@@ -29,8 +29,7 @@ func newLock(t *testing.T, rc rueidis.Client, name string, opts rlock.Options) (
 	c, err := rlock.New(context.Background(), rc, opts)
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
-	l, err := c.NewLock(name)
-	require.NoError(t, err)
+	l := c.NewLock(name)
 	return c, l
 }
 
@@ -122,8 +121,7 @@ func TestF5PausedServer(t *testing.T) {
 	work, stop, err := l.Held(held)
 	require.NoError(t, err)
 	defer stop()
-	lo, err := c.NewLock(other)
-	require.NoError(t, err)
+	lo := c.NewLock(other)
 
 	srv.Pause(t)
 	paused := time.Now()
@@ -202,8 +200,7 @@ func TestF7LostReply(t *testing.T) {
 	}
 
 	other := lockName(t)
-	lo, err := c.NewLock(other)
-	require.NoError(t, err)
+	lo := c.NewLock(other)
 	p.CutAfterRequest(lua.Acquire.SHA1)
 	err = lo.Lock(ctx)
 	require.Error(t, err, "an acquire whose reply was lost is not reported as held")

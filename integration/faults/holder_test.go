@@ -44,7 +44,7 @@ func runHolder(spec string) int {
 		return 1
 	}
 	defer c.Close()
-	l, _ := c.NewLock(name)
+	l := c.NewLock(name)
 	if err := l.Lock(ctx); err != nil {
 		fmt.Println("error", err)
 		return 1

@@ -239,7 +239,7 @@ func TestF14Soak(t *testing.T) {
 		wg.Go(func() {
 			for j := range 1500 {
 				i := rand.IntN(len(names))
-				l, _ := c.NewLock(names[i])
+				l := c.NewLock(names[i])
 				ctx, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 2*time.Second)
 				var err error
 				if j%2 == 0 {
