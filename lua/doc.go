@@ -1,4 +1,6 @@
-// Package lua holds the Redis scripts of goredisson's reentrant lock. Each script keeps the
+// Package lua holds the Redis scripts of goredisson's locks. It is a building block of
+// package rlock and the lock types built on it; applications use it only through them, or
+// to inspect what goredisson writes. Each script keeps the
 // data layout, replies and publishes of Redisson's RLock (docs/PROTOCOL.md), so Java Redisson
 // clients and goredisson share one lock per name:
 //
@@ -11,6 +13,7 @@
 // commands are passed in ARGV ("PUBLISH" or "SPUBLISH"); a script that publishes takes one
 // or two of them, so a release can reach classic and sharded subscribers alike.
 //
-// Every script is one *rueidis.Lua (EVALSHA, with EVAL on NOSCRIPT). Only Renew is marked
-// retryable: acquire and release change counters and are not idempotent by themselves.
+// Every script is an immutable Script value, run with its Exec methods (EVALSHA, with EVAL
+// on NOSCRIPT). Only Renew is retryable: acquire and release change counters and are not
+// idempotent by themselves.
 package lua

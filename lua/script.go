@@ -8,51 +8,66 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// Script is one Lua script: its source and SHA1, for callers that build EVALSHA themselves
-// (on a dedicated connection), and the *rueidis.Lua that runs it on a client.
+// Script is one Lua script, an immutable value. Exec, ExecThen and ExecMulti are the one
+// way goredisson runs a script: EVALSHA first, and EVAL with the source only for the calls
+// that got NOSCRIPT, so the server caches each script on first use and no SCRIPT LOAD is
+// sent per call or per node.
 type Script struct {
-	*rueidis.Lua
-	Source string
-	SHA1   string
-
+	source    string
+	sha1      string
 	retryable bool
 }
 
-func newScript(source string, retryable bool) *Script {
+// newScript returns the script of source. A retryable script may be resent by the client
+// after a connection error: it must be idempotent.
+func newScript(source string, retryable bool) Script {
 	sum := sha1.Sum([]byte(source))
-	s := &Script{Source: source, SHA1: hex.EncodeToString(sum[:]), retryable: retryable}
-	if retryable {
-		s.Lua = rueidis.NewLuaScriptRetryable(source)
-	} else {
-		s.Lua = rueidis.NewLuaScript(source)
+	return Script{source: source, sha1: hex.EncodeToString(sum[:]), retryable: retryable}
+}
+
+// Source returns the script's Lua source.
+func (s Script) Source() string { return s.source }
+
+// SHA1 returns the hex SHA1 of the source, as EVALSHA takes it.
+func (s Script) SHA1() string { return s.sha1 }
+
+// Exec runs the script once on c with keys and args and returns its reply.
+func (s Script) Exec(ctx context.Context, c rueidis.CommandClient, keys, args []string) rueidis.RedisResult {
+	res := c.Do(ctx, s.command(c, keys, args, true))
+	if noScript(res) {
+		res = c.Do(ctx, s.command(c, keys, args, false))
 	}
-	return s
+	return res
+}
+
+// ExecThen runs the script once on c pipelined with the commands that then builds, which
+// the server runs right after the script on the same connection (then is called again
+// when the script must be resent with EVAL, since sent commands cannot be reused). It
+// returns the script's reply followed by one reply per command. On a cluster client every
+// command must belong to the script's slot, or have no key.
+func (s Script) ExecThen(ctx context.Context, c rueidis.CommandClient, keys, args []string, then func() rueidis.Commands) []rueidis.RedisResult {
+	send := func(sha bool) []rueidis.RedisResult {
+		return c.DoMulti(ctx, append(rueidis.Commands{s.command(c, keys, args, sha)}, then()...)...)
+	}
+	res := send(true)
+	if noScript(res[0]) {
+		res = send(false)
+	}
+	return res
 }
 
 // ExecMulti runs the script once per exec, all pipelined: EVALSHA first, then EVAL for the
 // execs that got NOSCRIPT. Unlike rueidis.Lua.ExecMulti it sends no SCRIPT LOAD to every
 // node before each batch.
-func (s *Script) ExecMulti(ctx context.Context, c rueidis.Client, execs ...rueidis.LuaExec) []rueidis.RedisResult {
-	build := func(e rueidis.LuaExec, sha bool) rueidis.Completed {
-		var cmd rueidis.Completed
-		if sha {
-			cmd = c.B().Evalsha().Sha1(s.SHA1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
-		} else {
-			cmd = c.B().Eval().Script(s.Source).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
-		}
-		if s.retryable {
-			cmd = cmd.ToRetryable()
-		}
-		return cmd
-	}
+func (s Script) ExecMulti(ctx context.Context, c rueidis.CommandClient, execs ...rueidis.LuaExec) []rueidis.RedisResult {
 	cmds := make(rueidis.Commands, len(execs))
 	for i, e := range execs {
-		cmds[i] = build(e, true)
+		cmds[i] = s.command(c, e.Keys, e.Args, true)
 	}
 	res := c.DoMulti(ctx, cmds...)
 	var again []int
 	for i, r := range res {
-		if e, ok := rueidis.IsRedisErr(r.Error()); ok && e.IsNoScript() {
+		if noScript(r) {
 			again = append(again, i)
 		}
 	}
@@ -61,10 +76,29 @@ func (s *Script) ExecMulti(ctx context.Context, c rueidis.Client, execs ...rueid
 	}
 	cmds = cmds[:0]
 	for _, i := range again {
-		cmds = append(cmds, build(execs[i], false))
+		cmds = append(cmds, s.command(c, execs[i].Keys, execs[i].Args, false))
 	}
 	for j, r := range c.DoMulti(ctx, cmds...) {
 		res[again[j]] = r
 	}
 	return res
+}
+
+// command builds EVALSHA (sha) or EVAL of the script.
+func (s Script) command(c rueidis.CommandClient, keys, args []string, sha bool) rueidis.Completed {
+	var cmd rueidis.Completed
+	if sha {
+		cmd = c.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	} else {
+		cmd = c.B().Eval().Script(s.source).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}
+	if s.retryable {
+		cmd = cmd.ToRetryable()
+	}
+	return cmd
+}
+
+func noScript(r rueidis.RedisResult) bool {
+	e, ok := rueidis.IsRedisErr(r.Error())
+	return ok && e.IsNoScript()
 }

@@ -59,7 +59,7 @@ func (f *fixture) published() string {
 	}
 }
 
-func (f *fixture) exec(s *Script, keys []string, args ...string) rueidis.RedisResult {
+func (f *fixture) exec(s Script, keys []string, args ...string) rueidis.RedisResult {
 	return s.Exec(context.Background(), f.rc, keys, args)
 }
 

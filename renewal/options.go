@@ -1,6 +1,10 @@
 package renewal
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Defaults used for zero Options fields.
 const (
@@ -12,7 +16,10 @@ const (
 	DefaultBuckets = 32
 )
 
-// Options configure a Wheel. The zero value means the defaults above.
+// ErrInvalidOptions is returned by New for a negative Options field, or a Lease below 3 ms.
+var ErrInvalidOptions = errors.New("renewal: invalid options")
+
+// Options configure a Wheel. A zero field means its default; a negative one is rejected.
 type Options struct {
 	// Lease is the TTL set by each renewal; renewal runs every Lease/3.
 	Lease time.Duration
@@ -22,29 +29,48 @@ type Options struct {
 	Buckets int
 	// Cluster groups each renewal call's locks by hash slot, as a Redis Cluster requires.
 	Cluster bool
-	// OnLost is called, from the wheel's goroutine and never with a lock held, once for each
-	// owner whose hold is found lost, with ErrNotHeld or ErrLeaseExpired.
-	OnLost func(name, field string, cause error)
+	// OnRenewed is called, from the wheel's goroutine and never with a lock held, for each
+	// hold whose lease a renewal call extended; sent is when that call was sent, so the new
+	// lease runs out no earlier than sent + Lease.
+	OnRenewed func(name, field string, id uint64, sent time.Time)
+	// OnGone is called, from the wheel's goroutine and never with a lock held, for each hold
+	// whose field a renewal call found gone from the lock; the wheel has stopped renewing it.
+	OnGone func(name, field string, id uint64)
 	// OnError is called, from the wheel's goroutine, for each renewal call that failed,
-	// with the number of locks it carried; they are retried at the next tick.
+	// with the number of locks it carried; they are retried at the next tick, until their
+	// holds are removed.
 	OnError func(err error, locks int)
 }
 
-func (o Options) withDefaults() Options {
-	if o.Lease <= 0 {
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.Lease < 0:
+		return o, fmt.Errorf("%w: Lease %v is negative", ErrInvalidOptions, o.Lease)
+	case o.BatchSize < 0:
+		return o, fmt.Errorf("%w: BatchSize %d is negative", ErrInvalidOptions, o.BatchSize)
+	case o.Buckets < 0:
+		return o, fmt.Errorf("%w: Buckets %d is negative", ErrInvalidOptions, o.Buckets)
+	}
+	if o.Lease == 0 {
 		o.Lease = DefaultLease
 	}
-	if o.BatchSize <= 0 {
+	if o.Lease < 3*time.Millisecond {
+		return o, fmt.Errorf("%w: Lease %v is below 3ms", ErrInvalidOptions, o.Lease)
+	}
+	if o.BatchSize == 0 {
 		o.BatchSize = DefaultBatchSize
 	}
-	if o.Buckets <= 0 {
+	if o.Buckets == 0 {
 		o.Buckets = DefaultBuckets
 	}
 	if o.OnError == nil {
 		o.OnError = func(error, int) {}
 	}
-	if o.OnLost == nil {
-		o.OnLost = func(string, string, error) {}
+	if o.OnRenewed == nil {
+		o.OnRenewed = func(string, string, uint64, time.Time) {}
 	}
-	return o
+	if o.OnGone == nil {
+		o.OnGone = func(string, string, uint64) {}
+	}
+	return o, nil
 }

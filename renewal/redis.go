@@ -11,13 +11,17 @@ import (
 )
 
 // New returns a running Wheel that renews locks through client with the lua.Renew script.
-// The Wheel never closes client.
-func New(client rueidis.Client, opts Options) *Wheel {
+// The Wheel never closes client. It returns ErrInvalidOptions for a negative option.
+func New(client rueidis.Client, opts Options) (*Wheel, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	w := newWheel(opts, func(ctx context.Context, lease time.Duration, chunks [][]item) []chunkResult {
 		return renewChunks(ctx, client, lease, chunks)
 	})
 	go w.run()
-	return w
+	return w, nil
 }
 
 // renewChunks sends every chunk as one Renew call, all pipelined in one round trip.

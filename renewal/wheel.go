@@ -10,8 +10,14 @@ import (
 	"github.com/goredisson/goredisson/internal/keys"
 )
 
-// Wheel renews watchdog locks. It is safe for concurrent use; create it with New and stop it
-// with Close.
+// Wheel renews the leases it is given. It is safe for concurrent use; create it with New
+// and stop it with Close.
+//
+// The wheel keeps no hold counts and decides no losses: its caller adds a hold when the
+// hold's lease starts being renewed and removes it when renewal must stop, and the wheel
+// reports every result (renewed, field gone, call failed) through Options. A hold is a lock
+// name and a holder field, tagged with the caller's id so that a result sent for an earlier
+// hold of the same field is never reported for a later one.
 type Wheel struct {
 	opts  Options
 	renew renewFunc
@@ -25,7 +31,6 @@ type Wheel struct {
 	entries map[string]*entry
 	buckets [][]*entry
 	now     int64 // the last tick processed
-	gen     uint64
 	closed  bool
 	idle    bool // the goroutine waits for a kick, with no timer armed
 
@@ -34,28 +39,28 @@ type Wheel struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	calls, renewed, failed, lost atomic.Uint64
+	calls, renewed, failed atomic.Uint64
 }
 
-// entry is one lock name with this client's watchdog owners.
+// entry is one lock name with the holds of it that are renewed. One renewal of the name
+// extends the key's TTL for every holder, so each call carries the first hold only.
 type entry struct {
-	name   string
-	owners []owner
-	due    int64     // tick at which the next renewal is due; -1 while unscheduled
-	lastOK time.Time // when the lease was last set by an acquire or a renewal
+	name      string
+	holds     []hold
+	due       int64 // tick at which the next renewal is due
+	scheduled bool
 }
 
-type owner struct {
+// hold is one renewed (name, field) pair.
+type hold struct {
 	field string
-	count int
-	gen   uint64
+	id    uint64
 }
 
-// item is one lock of a renewal call, with the owner it was sent for.
+// item is one lock of a renewal call, with the hold it was sent for.
 type item struct {
-	e     *entry
-	field string
-	gen   uint64
+	e *entry
+	hold
 }
 
 // renewFunc renews chunks of locks and returns, per chunk, the per-lock replies (1 renewed,
@@ -72,11 +77,9 @@ type Stats struct {
 	Calls   uint64 // renewal script calls sent
 	Renewed uint64 // locks whose lease a call extended
 	Failed  uint64 // calls that returned an error
-	Lost    uint64 // owner holds reported lost
 }
 
 func newWheel(opts Options, renew renewFunc) *Wheel {
-	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Wheel{
 		opts:    opts,
@@ -95,9 +98,10 @@ func newWheel(opts Options, renew renewFunc) *Wheel {
 	return w
 }
 
-// Add records one more watchdog hold of lock name by field, whose lease the acquire has just
-// set. The first hold of a name schedules its renewal one interval later.
-func (w *Wheel) Add(name, field string) {
+// Add starts renewing the hold of lock name by field, tagged id, whose lease its caller has
+// just set: the first renewal of a name is due one interval later. Adding a field that is
+// already renewed replaces its id. Add after Close does nothing.
+func (w *Wheel) Add(name, field string, id uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -105,7 +109,7 @@ func (w *Wheel) Add(name, field string) {
 	}
 	e := w.entries[name]
 	if e == nil {
-		e = &entry{name: name, due: -1}
+		e = &entry{name: name}
 		w.entries[name] = e
 		w.schedule(e, max(w.clock(), w.now)+w.n)
 		if w.idle {
@@ -113,78 +117,45 @@ func (w *Wheel) Add(name, field string) {
 			w.kick <- struct{}{} // one slot, and sent only to a waiting goroutine
 		}
 	}
-	e.lastOK = time.Now()
 	if i := e.find(field); i >= 0 {
-		e.owners[i].count++
+		e.holds[i].id = id
 		return
 	}
-	w.gen++
-	e.owners = append(e.owners, owner{field: field, count: 1, gen: w.gen})
+	e.holds = append(e.holds, hold{field: field, id: id})
 }
 
-// Remove records the release of one hold of name by field; after the last one the owner is
-// no longer renewed. It takes effect before it returns, and reports whether field had a
-// watchdog hold on name.
-func (w *Wheel) Remove(name, field string) bool {
-	return w.update(name, field, func(o *owner) bool { o.count--; return o.count <= 0 })
-}
-
-// Drop removes every hold of name by field at once, before it returns.
-func (w *Wheel) Drop(name, field string) {
-	w.update(name, field, func(*owner) bool { return true })
-}
-
-// update applies f to the owner and removes it when f reports true. It reports whether
-// the owner was registered.
-func (w *Wheel) update(name, field string, f func(*owner) bool) bool {
+// Remove stops renewing the hold of name by field, before it returns. It does nothing when
+// the hold is not renewed.
+func (w *Wheel) Remove(name, field string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e := w.entries[name]
 	if e == nil {
-		return false
+		return
 	}
-	i := e.find(field)
-	if i < 0 {
-		return false
+	if i := e.find(field); i >= 0 {
+		w.drop(e, i)
 	}
-	if f(&e.owners[i]) {
-		e.owners = slices.Delete(e.owners, i, i+1)
-		if len(e.owners) == 0 {
-			delete(w.entries, name)
-		}
-	}
-	return true
 }
 
-// Count returns how many watchdog holds field has on name (0 when none).
-func (w *Wheel) Count(name, field string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if e := w.entries[name]; e != nil {
-		if i := e.find(field); i >= 0 {
-			return e.owners[i].count
-		}
+// drop removes the i-th hold of e, and e with its last hold. Called with w.mu held.
+func (w *Wheel) drop(e *entry, i int) {
+	e.holds = slices.Delete(e.holds, i, i+1)
+	if len(e.holds) == 0 {
+		delete(w.entries, e.name)
 	}
-	return 0
-}
-
-// Len returns the number of lock names being renewed.
-func (w *Wheel) Len() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.entries)
 }
 
 // Stats returns the wheel's counters.
 func (w *Wheel) Stats() Stats {
-	return Stats{Calls: w.calls.Load(), Renewed: w.renewed.Load(), Failed: w.failed.Load(), Lost: w.lost.Load()}
+	return Stats{Calls: w.calls.Load(), Renewed: w.renewed.Load(), Failed: w.failed.Load()}
 }
 
 // Interval is the time between two renewals of one lock: a third of the lease.
 func (w *Wheel) Interval() time.Duration { return w.tick * time.Duration(w.n) }
 
 // Close stops renewal of every lock and returns once the wheel's goroutine has stopped. The
-// locks then expire with their lease. Close is idempotent; Add after Close does nothing.
+// locks then expire with their lease. Close is idempotent.
 func (w *Wheel) Close() {
 	w.mu.Lock()
 	w.closed = true
@@ -195,8 +166,8 @@ func (w *Wheel) Close() {
 }
 
 func (e *entry) find(field string) int {
-	for i := range e.owners {
-		if e.owners[i].field == field {
+	for i := range e.holds {
+		if e.holds[i].field == field {
 			return i
 		}
 	}
@@ -205,7 +176,7 @@ func (e *entry) find(field string) int {
 
 // schedule puts e in the bucket of tick due. Called with w.mu held.
 func (w *Wheel) schedule(e *entry, due int64) {
-	e.due = due
+	e.due, e.scheduled = due, true
 	b := due % w.n
 	w.buckets[b] = append(w.buckets[b], e)
 }
@@ -250,7 +221,7 @@ func (w *Wheel) advance() { w.advanceTo(w.now + 1) }
 
 // advanceTo processes every tick up to target and renews, in one pass, the locks due by
 // then. After a long idle stretch only the last round of ticks is scanned: every bucket
-// once.
+// once. Results are reported after w.mu is released.
 func (w *Wheel) advanceTo(target int64) {
 	w.mu.Lock()
 	var items []item
@@ -270,8 +241,7 @@ func (w *Wheel) advanceTo(target int64) {
 	results := w.renew(ctx, w.opts.Lease, chunks)
 	cancel()
 	w.calls.Add(uint64(len(chunks)))
-	type loss struct{ name, field string }
-	var lostNotHeld, lostExpired []loss
+	var renewed, gone []item
 
 	w.mu.Lock()
 	for i, c := range chunks {
@@ -283,41 +253,36 @@ func (w *Wheel) advanceTo(target int64) {
 		for j, it := range c {
 			e := it.e
 			if w.entries[e.name] != e {
-				continue // released, or released and taken again, while the call was out
+				continue // every hold removed while the call was out
 			}
+			k := e.find(it.field)
+			current := k >= 0 && e.holds[k].id == it.id
 			switch {
-			case r.err != nil && time.Since(e.lastOK) >= w.opts.Lease:
-				for _, o := range e.owners {
-					lostExpired = append(lostExpired, loss{e.name, o.field})
-				}
-				delete(w.entries, e.name)
 			case r.err != nil:
 				w.schedule(e, now+1)
 			case r.renewed[j] == 1:
 				w.renewed.Add(1)
-				e.lastOK = sent
 				w.schedule(e, now+w.n)
-			default:
-				if k := e.find(it.field); k >= 0 && e.owners[k].gen == it.gen {
-					lostNotHeld = append(lostNotHeld, loss{e.name, it.field})
-					e.owners = slices.Delete(e.owners, k, k+1)
+				if current {
+					renewed = append(renewed, it)
 				}
-				if len(e.owners) == 0 {
-					delete(w.entries, e.name)
-				} else {
-					w.schedule(e, now+1)
+			default:
+				if current {
+					gone = append(gone, it)
+					w.drop(e, k)
+				}
+				if w.entries[e.name] == e {
+					w.schedule(e, now+1) // the next holder, if any, is checked at once
 				}
 			}
 		}
 	}
 	w.mu.Unlock()
-	for _, l := range lostNotHeld {
-		w.lost.Add(1)
-		w.opts.OnLost(l.name, l.field, ErrNotHeld)
+	for _, it := range renewed {
+		w.opts.OnRenewed(it.e.name, it.field, it.id, sent)
 	}
-	for _, l := range lostExpired {
-		w.lost.Add(1)
-		w.opts.OnLost(l.name, l.field, ErrLeaseExpired)
+	for _, it := range gone {
+		w.opts.OnGone(it.e.name, it.field, it.id)
 	}
 }
 
@@ -329,7 +294,7 @@ func (w *Wheel) collect(tick int64, items []item) []item {
 	w.buckets[b] = nil
 	for _, e := range bucket {
 		switch {
-		case w.entries[e.name] != e || e.due < 0 || e.due%w.n != b:
+		case w.entries[e.name] != e || !e.scheduled || e.due%w.n != b:
 		case e.due <= tick:
 			items = w.take(e, items)
 		default:
@@ -340,8 +305,8 @@ func (w *Wheel) collect(tick int64, items []item) []item {
 }
 
 func (w *Wheel) take(e *entry, items []item) []item {
-	e.due = -1
-	return append(items, item{e: e, field: e.owners[0].field, gen: e.owners[0].gen})
+	e.scheduled = false
+	return append(items, item{e: e, hold: e.holds[0]})
 }
 
 // fill tops the last call up to a full batch, outside a cluster, with entries due in the
@@ -356,7 +321,7 @@ func (w *Wheel) fill(now int64, items []item) []item {
 			if len(items)%w.opts.BatchSize == 0 {
 				break
 			}
-			if w.entries[e.name] == e && e.due == now+ahead {
+			if w.entries[e.name] == e && e.scheduled && e.due == now+ahead {
 				items = w.take(e, items)
 			}
 		}
@@ -388,11 +353,4 @@ func (w *Wheel) chunk(items []item) [][]item {
 		start = end
 	}
 	return chunks
-}
-
-// Forget stops renewing lock name for every owner, before it returns.
-func (w *Wheel) Forget(name string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.entries, name)
 }

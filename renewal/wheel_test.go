@@ -19,9 +19,13 @@ type fakeServer struct {
 	held   map[string]string // name → field
 	fail   bool
 	chunks [][]string
+	onCall func() // runs while a call is out, without f.mu
 }
 
 func (f *fakeServer) renew(_ context.Context, _ time.Duration, chunks [][]item) []chunkResult {
+	if f.onCall != nil {
+		f.onCall()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]chunkResult, len(chunks))
@@ -46,24 +50,40 @@ func (f *fakeServer) renew(_ context.Context, _ time.Duration, chunks [][]item) 
 	return out
 }
 
-type lostRec struct {
-	mu   sync.Mutex
-	list []string
+// reports records what the wheel reports, as "name/field/id".
+type reports struct {
+	mu            sync.Mutex
+	renewed, gone []string
 }
 
-func (l *lostRec) add(name, field string, cause error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.list = append(l.list, fmt.Sprintf("%s/%s/%v", name, field, cause))
+func (r *reports) onRenewed(name, field string, id uint64, _ time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.renewed = append(r.renewed, fmt.Sprintf("%s/%s/%d", name, field, id))
 }
 
-func newTestWheel(opts Options) (*Wheel, *fakeServer, *lostRec) {
+func (r *reports) onGone(name, field string, id uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gone = append(r.gone, fmt.Sprintf("%s/%s/%d", name, field, id))
+}
+
+func newTestWheel(t *testing.T, opts Options) (*Wheel, *fakeServer, *reports) {
 	f := &fakeServer{held: map[string]string{}}
-	lost := &lostRec{}
-	opts.OnLost = lost.add
+	r := &reports{}
+	opts.OnRenewed, opts.OnGone = r.onRenewed, r.onGone
+	opts, err := opts.withDefaults()
+	require.NoError(t, err)
 	w := newWheel(opts, f.renew)
 	w.clock = func() int64 { return w.now } // ticks move only when the test advances them
-	return w, f, lost
+	return w, f, r
+}
+
+// size returns the number of lock names renewed.
+func size(w *Wheel) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.entries)
 }
 
 // advanceRound moves the wheel one full renewal interval.
@@ -74,12 +94,12 @@ func advanceRound(w *Wheel) {
 }
 
 func TestWheelBatchesAFullPass(t *testing.T) {
-	w, f, lost := newTestWheel(Options{Lease: 30 * time.Second, Buckets: 8})
+	w, f, r := newTestWheel(t, Options{Lease: 30 * time.Second, Buckets: 8})
 	// Locks registered at different ticks land in different buckets.
 	for i := range 1050 {
 		name := fmt.Sprintf("lock-%d", i)
 		f.held[name] = "c:1"
-		w.Add(name, "c:1")
+		w.Add(name, "c:1", 1)
 		if i%150 == 0 {
 			w.advance()
 		}
@@ -97,68 +117,78 @@ func TestWheelBatchesAFullPass(t *testing.T) {
 		}
 	}
 	assert.Len(t, renewed, 1050, "every lock renewed within one interval")
-	assert.Empty(t, lost.list)
-	assert.Equal(t, 1050, w.Len())
+	assert.Empty(t, r.gone)
+	assert.Equal(t, 1050, size(w))
 }
 
-func TestWheelReentrantHoldsKeepOneEntry(t *testing.T) { // RL-28 bookkeeping
-	w, f, _ := newTestWheel(Options{})
+func TestWheelRemoveStopsRenewal(t *testing.T) { // RL-28 bookkeeping
+	w, f, _ := newTestWheel(t, Options{})
 	f.held["a"] = "c:1"
-	w.Add("a", "c:1")
-	w.Add("a", "c:1")
-	assert.Equal(t, 2, w.Count("a", "c:1"))
+	w.Add("a", "c:1", 1)
 	w.Remove("a", "c:1")
-	assert.Equal(t, 1, w.Count("a", "c:1"))
-	w.Remove("a", "c:1")
-	assert.Equal(t, 0, w.Len(), "final release removes the entry before it returns")
-	f.chunks = nil
+	assert.Equal(t, 0, size(w), "Remove takes effect before it returns")
 	advanceRound(w)
-	assert.Empty(t, f.chunks, "a released lock is never renewed")
+	assert.Empty(t, f.chunks, "a removed hold is never renewed")
 
-	// The next owner's registration is unaffected by the previous owner's pairs.
 	f.held["a"] = "c:2"
-	w.Add("a", "c:2")
+	w.Add("a", "c:2", 2)
 	advanceRound(w)
 	assert.Equal(t, [][]string{{"a"}}, f.chunks)
-	assert.Equal(t, 1, w.Count("a", "c:2"))
 }
 
 func TestWheelReportsFieldGone(t *testing.T) {
-	w, f, lost := newTestWheel(Options{})
+	w, f, r := newTestWheel(t, Options{})
 	f.held["a"] = "c:1"
-	w.Add("a", "c:1")
-	w.Add("b", "c:1") // field never held on the server
+	w.Add("a", "c:1", 1)
+	w.Add("b", "c:1", 2) // field never held on the server
 	advanceRound(w)
-	assert.Equal(t, []string{"b/c:1/" + ErrNotHeld.Error()}, lost.list)
-	assert.Equal(t, 1, w.Len())
-	assert.Equal(t, uint64(1), w.Stats().Lost)
+	assert.Equal(t, []string{"b/c:1/2"}, r.gone)
+	assert.Equal(t, []string{"a/c:1/1"}, r.renewed)
+	assert.Equal(t, 1, size(w), "a hold found gone is no longer renewed")
 }
 
-func TestWheelRetriesThenDeclaresExpiry(t *testing.T) {
-	w, f, lost := newTestWheel(Options{Lease: 3 * time.Millisecond * 8, Buckets: 8})
+func TestWheelNextHolderCheckedAfterGone(t *testing.T) {
+	w, f, r := newTestWheel(t, Options{Buckets: 4})
+	f.held["a"] = "c:2"
+	w.Add("a", "c:1", 1)
+	w.Add("a", "c:2", 2)
+	advanceRound(w)
+	assert.Equal(t, []string{"a/c:1/1"}, r.gone)
+	w.advance()
+	assert.Equal(t, []string{"a/c:2/2"}, r.renewed, "the next holder of the name is renewed at the next tick")
+}
+
+func TestWheelStaleResultNotReported(t *testing.T) {
+	w, f, r := newTestWheel(t, Options{})
+	w.Add("a", "c:1", 1)
+	f.onCall = func() { w.Remove("a", "c:1"); w.Add("a", "c:1", 7) } // released and taken again while the call is out
+	advanceRound(w)
+	assert.Empty(t, r.gone, "a result sent for hold 1 is not reported for hold 7")
+	assert.Equal(t, 1, size(w))
+}
+
+func TestWheelRetriesFailedCalls(t *testing.T) {
+	w, f, r := newTestWheel(t, Options{Buckets: 8})
 	f.held["a"] = "c:1"
-	w.Add("a", "c:1")
+	w.Add("a", "c:1", 1)
 	f.fail = true
 	advanceRound(w)
-	require.Empty(t, lost.list, "renewal keeps retrying while the lease may still run")
-	require.Equal(t, 1, w.Len())
 	calls := len(f.chunks)
+	require.Positive(t, calls)
 	w.advance()
 	assert.Greater(t, len(f.chunks), calls, "a failed renewal is retried at the next tick")
-	// Backdate the last success past the lease: the next failure declares the lock lost.
-	w.mu.Lock()
-	w.entries["a"].lastOK = time.Now().Add(-time.Hour)
-	w.mu.Unlock()
+	assert.Empty(t, r.gone, "a failure is not a loss: the caller decides when the lease may be gone")
+	assert.Equal(t, uint64(len(f.chunks)), w.Stats().Failed)
+	f.fail = false
 	w.advance()
-	assert.Equal(t, []string{"a/c:1/" + ErrLeaseExpired.Error()}, lost.list)
-	assert.Equal(t, 0, w.Len())
+	assert.Equal(t, []string{"a/c:1/1"}, r.renewed)
 }
 
 func TestWheelClusterChunksBySlot(t *testing.T) {
-	w, f, _ := newTestWheel(Options{Cluster: true, BatchSize: 3})
+	w, f, _ := newTestWheel(t, Options{Cluster: true, BatchSize: 3})
 	for _, n := range []string{"{x}1", "{y}1", "{x}2", "{x}3", "{x}4", "{y}2"} {
 		f.held[n] = "c:1"
-		w.Add(n, "c:1")
+		w.Add(n, "c:1", 1)
 	}
 	advanceRound(w)
 	for _, c := range f.chunks {
@@ -172,21 +202,23 @@ func TestWheelClusterChunksBySlot(t *testing.T) {
 
 func TestWheelCloseStopsRenewal(t *testing.T) {
 	f := &fakeServer{held: map[string]string{"a": "c:1"}}
-	w := newWheel(Options{Lease: 30 * time.Millisecond}, f.renew)
+	opts, err := Options{Lease: 30 * time.Millisecond}.withDefaults()
+	require.NoError(t, err)
+	w := newWheel(opts, f.renew)
 	go w.run()
-	w.Add("a", "c:1")
+	w.Add("a", "c:1", 1)
 	require.Eventually(t, func() bool { return w.Stats().Renewed >= 2 }, 5*time.Second, time.Millisecond)
 	w.Close()
 	n := w.Stats().Calls
-	w.Add("b", "c:1")
-	assert.Equal(t, 0, w.Len())
+	w.Add("b", "c:1", 2)
+	assert.Equal(t, 0, size(w))
 	assert.Equal(t, n, w.Stats().Calls)
 }
 
 func TestWheelCatchesUpMissedTicks(t *testing.T) {
-	w, f, _ := newTestWheel(Options{Buckets: 8})
+	w, f, _ := newTestWheel(t, Options{Buckets: 8})
 	f.held["a"] = "c:1"
-	w.Add("a", "c:1") // due at tick 8
+	w.Add("a", "c:1", 1) // due at tick 8
 	w.advanceTo(5)
 	assert.Empty(t, f.chunks)
 	w.advanceTo(100) // a late timer: the due renewal still happens, once

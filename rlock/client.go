@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/rueidis"
@@ -16,8 +17,9 @@ import (
 )
 
 // Client creates locks that share Redis keys with Java Redisson clients. It has its own
-// random client id, its own pub/sub subscriptions and its own watchdog. It is safe for
-// concurrent use. Create it with New and end it with Close.
+// random client id, its own table of holds and its own watchdog; pub/sub subscriptions are
+// shared with every Client on the same rueidis client. It is safe for concurrent use.
+// Create it with New and end it with Close.
 type Client struct {
 	rc        rueidis.Client
 	id        string // random v4 UUID, the first part of every hash field
@@ -25,7 +27,7 @@ type Client struct {
 	publish   []string // publish commands passed to the release scripts
 	subs      *pubsub.Subscriber
 	wheel     *renewal.Wheel
-	watchers  *watchers
+	holds     *holds
 	latches   *latchSweeper
 	obs       *observer
 	leaseMs   string // WatchdogTimeout in ms, as scripts take it
@@ -39,8 +41,8 @@ type Client struct {
 // never closes rc. With a Redis Cluster client and PubSubAuto it asks the server once
 // (PUBSUB SHARDNUMSUB, bounded by ctx) whether sharded pub/sub is supported.
 //
-// It returns ErrNilClient for a nil rc, ErrInvalidOptions for a negative option, and the
-// server's error when the cluster probe cannot reach Redis.
+// It returns ErrNilClient for a nil rc, ErrInvalidOptions (naming the field) for an option
+// out of range, and the server's error when the cluster probe cannot reach Redis.
 func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) {
 	if rc == nil {
 		return nil, ErrNilClient
@@ -64,31 +66,35 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		}
 	}
 	c := &Client{
-		rc:       rc,
-		id:       uuid.NewString(),
-		opts:     opts,
-		publish:  publish,
-		subs:     pubsub.New(rc, sharded),
-		watchers: newWatchers(),
-		latches:  newLatchSweeper(rc),
-		leaseMs:  strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
+		rc:      rc,
+		id:      uuid.NewString(),
+		opts:    opts,
+		publish: publish,
+		subs:    pubsub.New(rc, sharded),
+		latches: newLatchSweeper(rc),
+		leaseMs: strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
 	}
-	c.obs, err = newObserver(opts, func() renewal.Stats { return c.wheel.Stats() })
-	if err != nil {
-		return nil, fmt.Errorf("rlock: metrics: %w", err)
-	}
-	c.wheel = renewal.New(rc, renewal.Options{
+	c.wheel, err = renewal.New(rc, renewal.Options{
 		Lease:     opts.WatchdogTimeout,
 		BatchSize: opts.RenewBatchSize,
 		Cluster:   rc.Mode() == rueidis.ClientModeCluster,
-		OnLost: func(name, field string, cause error) {
-			c.obs.lostHold(name, field, cause)
-			c.watchers.end(name, field, fmt.Errorf("%w: %w", ErrLockLost, cause))
-		},
+		OnRenewed: func(name, field string, id uint64, sent time.Time) { c.holds.renewed(name, field, id, sent) },
+		OnGone:    func(name, field string, id uint64) { c.holds.gone(name, field, id) },
 		OnError: func(err error, locks int) {
 			c.obs.log.Warn("rlock: watchdog renewal failed; retrying at the next tick", "locks", locks, "error", err)
 		},
 	})
+	if err != nil {
+		c.subs.Close()
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	c.holds = newHolds(c.wheel, opts.WatchdogTimeout)
+	if c.obs, err = newObserver(opts, c.wheel, c.holds); err != nil {
+		c.wheel.Close()
+		c.subs.Close()
+		return nil, fmt.Errorf("rlock: metrics: %w", err)
+	}
+	c.holds.obs = c.obs
 	return c, nil
 }
 
@@ -107,9 +113,10 @@ func (c *Client) NewLock(name string) *Lock {
 
 // Close stops the watchdog and every subscription of this client, wakes every waiting
 // acquire with ErrClosed, waits for pending give-backs (each bounded by ReleaseTimeout),
-// and returns when every goroutine of the client has stopped. Locks still held are not
-// released: they expire with their lease, as Redisson's do at shutdown. Close does not
-// close the rueidis client and is idempotent.
+// ends every Held context (cause ErrLockLost and ErrClosed), and returns when every
+// goroutine of the client has stopped. Locks still held are not released: they expire with
+// their lease, as Redisson's do at shutdown. Close does not close the rueidis client and is
+// idempotent.
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
 		c.bgMu.Lock()
@@ -117,9 +124,9 @@ func (c *Client) Close() {
 		c.bgMu.Unlock()
 		c.subs.Close()
 		c.bg.Wait()
+		c.holds.close(lost(ErrClosed))
 		c.wheel.Close()
 		c.latches.close()
-		c.watchers.endAll(ErrClosed)
 		c.obs.close()
 	})
 }

@@ -1,37 +1,90 @@
 package rlock
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
+// Errors of calls. Every error a Lock method returns names the method and the lock
+// (`rlock: Lock "order:42": held by another owner`) and matches these with errors.Is.
 var (
 	// ErrClosed is returned by every call on a Client, or a Lock of it, after Close.
 	ErrClosed = errors.New("rlock: client closed")
 	// ErrNilClient is returned by New when the rueidis client is nil.
 	ErrNilClient = errors.New("rlock: nil rueidis client")
-	// ErrEmptyName is returned by NewLock for an empty lock name.
+	// ErrEmptyName is returned by every call on a Lock whose name is empty.
 	ErrEmptyName = errors.New("rlock: empty lock name")
 	// ErrInvalidLease is returned for a negative lease, or a lease that is not positive where
 	// one is required (LockFor).
 	ErrInvalidLease = errors.New("rlock: invalid lease")
-	// ErrInvalidWait is returned by TryLock for a negative wait.
+	// ErrInvalidWait is returned by TryLock and TryDo for a negative wait.
 	ErrInvalidWait = errors.New("rlock: invalid wait")
-	// ErrInvalidOptions is returned by New when an Options field is negative.
+	// ErrInvalidOptions is returned by New when an Options field is out of range; the error
+	// names the field.
 	ErrInvalidOptions = errors.New("rlock: invalid options")
 	// ErrNoOwner is returned by the calls that act for an owner (acquire, unlock, IsHeld,
 	// HoldCount, Held) when ctx carries no owner token; see NewOwner.
 	ErrNoOwner = errors.New("rlock: context carries no owner (use rlock.NewOwner)")
-	// ErrLocked is returned by TryLock when another owner kept the lock for the whole wait.
-	ErrLocked = errors.New("rlock: lock held by another owner")
+	// ErrLocked is returned by TryLock and TryDo when another owner kept the lock for the
+	// whole wait.
+	ErrLocked = errors.New("rlock: held by another owner")
 	// ErrNotHeld is returned by Unlock and Held when the owner does not hold the lock, whether
 	// it never did, its lease ran out, or the lock was force-unlocked (Redisson's
-	// IllegalMonitorStateException).
-	ErrNotHeld = errors.New("rlock: lock not held by this owner")
+	// IllegalMonitorStateException). When another owner of the same Client holds the lock,
+	// the error says so.
+	ErrNotHeld = errors.New("rlock: not held by this owner")
+	// ErrNotLocked is returned by RemainTTL when nobody holds the lock.
+	ErrNotLocked = errors.New("rlock: not locked")
+	// ErrNoExpiry is returned by RemainTTL when the lock's key exists without a TTL, which
+	// neither goredisson nor Redisson writes.
+	ErrNoExpiry = errors.New("rlock: lock key has no expiry")
 	// ErrNotReplicated is returned by an acquire with Options.ReplicaAck set when no replica
 	// acknowledged the write in time; the hold was given back.
 	ErrNotReplicated = errors.New("rlock: no replica acknowledged the acquisition")
-	// ErrLockLost is the context.Cause of a context from Lock.Held when the hold ended other
-	// than by the owner's Unlock; it wraps the reason.
-	ErrLockLost = errors.New("rlock: lock lost")
-	// ErrReleased is the context.Cause of a context from Lock.Held after the owner's final
-	// Unlock.
-	ErrReleased = errors.New("rlock: lock released by its owner")
 )
+
+// Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final
+// Unlock; otherwise it is lost, and the cause matches ErrLockLost and one of the reasons
+// below.
+var (
+	// ErrReleased: the owner's final Unlock released the hold.
+	ErrReleased = errors.New("rlock: released by its owner")
+	// ErrLockLost: the hold ended other than by the owner's Unlock. It always comes with one
+	// of ErrLeaseExpired, ErrRemoved, ErrForceUnlocked or ErrClosed.
+	ErrLockLost = errors.New("rlock: lock lost")
+	// ErrLeaseExpired: the hold's lease may have run out on the server: its safe-until time
+	// passed without a renewal (Redis unreachable or slow), or its explicit lease ended.
+	ErrLeaseExpired = errors.New("rlock: lease may have expired (not renewed in time)")
+	// ErrRemoved: Redis no longer has the owner's hold, though the owner did not release it
+	// (another client force-unlocked it, the key was deleted, or a failover lost it).
+	ErrRemoved = errors.New("rlock: hold removed from Redis by someone else")
+	// ErrForceUnlocked: this Client force-unlocked the lock.
+	ErrForceUnlocked = errors.New("rlock: force-unlocked")
+)
+
+// lost returns the cause of a hold lost for reason.
+func lost(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }
+
+// errHeldByOther is what Unlock returns when another owner of the same Client holds the lock.
+var errHeldByOther = fmt.Errorf("%w: held by another owner of this client", ErrNotHeld)
+
+// opError is an error of a call on a Lock: the method, the lock's name and the cause.
+type opError struct {
+	op, name string
+	err      error
+}
+
+func (e *opError) Error() string {
+	return fmt.Sprintf("rlock: %s %q: %s", e.op, e.name, strings.TrimPrefix(e.err.Error(), "rlock: "))
+}
+
+func (e *opError) Unwrap() error { return e.err }
+
+// fail wraps a non-nil err of method op on l.
+func (l *Lock) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &opError{op: op, name: l.name, err: err}
+}

@@ -53,6 +53,6 @@ func Example() {
 	fmt.Println("locked:", locked)
 	// Output:
 	// hold count: 2
-	// other owner: rlock: lock held by another owner
+	// other owner: rlock: TryLock "order:42": held by another owner
 	// locked: false
 }

@@ -87,3 +87,11 @@ func rawHolder(t testing.TB, rc rueidis.Client, name, field string, ttlMs int64)
 	require.NoError(t, rc.Do(ctx, rc.B().Hset().Key(name).FieldValue().FieldValue(field, "1").Build()).Error())
 	require.NoError(t, rc.Do(ctx, rc.B().Pexpire().Key(name).Milliseconds(ttlMs).Build()).Error())
 }
+
+// renewing reports whether the registry holds field's hold on name under the watchdog.
+func renewing(c *Client, name, field string) bool {
+	c.holds.mu.Lock()
+	defer c.holds.mu.Unlock()
+	h := c.holds.byName[name][field]
+	return h != nil && h.watchdog && h.count > 0
+}

@@ -2,18 +2,15 @@ package rlock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/rueidis"
 )
 
-// NoExpiry is what RemainTTL returns for a lock whose key has no TTL.
-const NoExpiry time.Duration = -1
-
 // Lock is the handle of one named lock. Every method is safe for concurrent use. Methods
 // that act for an owner take it from ctx (see NewOwner) and return ErrNoOwner when ctx
-// carries none; every method returns ErrClosed once the Client is closed.
+// carries none; every method returns ErrEmptyName for a handle with an empty name and
+// ErrClosed once the Client is closed. Every error names the method and the lock.
 type Lock struct {
 	c       *Client
 	name    string
@@ -26,19 +23,20 @@ func (l *Lock) Name() string { return l.name }
 // IsLocked reports whether any owner, of any client, holds the lock (EXISTS).
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
-		return false, err
+		return false, l.fail("IsLocked", err)
 	}
 	n, err := l.c.rc.Do(ctx, l.c.rc.B().Exists().Key(l.name).Build()).AsInt64()
-	return n == 1, err
+	return n == 1, l.fail("IsLocked", err)
 }
 
 // IsHeld reports whether ctx's owner holds the lock through this client (HEXISTS).
 func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
 	field, err := l.ownerField(ctx)
 	if err != nil {
-		return false, err
+		return false, l.fail("IsHeld", err)
 	}
-	return l.c.rc.Do(ctx, l.c.rc.B().Hexists().Key(l.name).Field(field).Build()).AsBool()
+	held, err := l.c.rc.Do(ctx, l.c.rc.B().Hexists().Key(l.name).Field(field).Build()).AsBool()
+	return held, l.fail("IsHeld", err)
 }
 
 // HoldCount returns how many times ctx's owner holds the lock: 0 when it does not, and
@@ -46,90 +44,75 @@ func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	field, err := l.ownerField(ctx)
 	if err != nil {
-		return 0, err
+		return 0, l.fail("HoldCount", err)
 	}
 	n, err := l.c.rc.Do(ctx, l.c.rc.B().Hget().Key(l.name).Field(field).Build()).AsInt64()
 	if rueidis.IsRedisNil(err) {
 		return 0, nil
 	}
-	return int(n), err
+	return int(n), l.fail("HoldCount", err)
 }
 
-// RemainTTL returns the lock's remaining lease (PTTL): 0 when nobody holds the lock, and
-// NoExpiry when its key has no TTL.
+// RemainTTL returns the lock's remaining lease as the server counts it (PTTL). It returns
+// ErrNotLocked when nobody holds the lock, and ErrNoExpiry when the lock's key has no TTL.
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	if err := l.check(); err != nil {
-		return 0, err
+		return 0, l.fail("RemainTTL", err)
 	}
 	ms, err := l.c.rc.Do(ctx, l.c.rc.B().Pttl().Key(l.name).Build()).AsInt64()
 	switch {
 	case err != nil:
-		return 0, err
+		return 0, l.fail("RemainTTL", err)
 	case ms == -2:
-		return 0, nil
+		return 0, l.fail("RemainTTL", ErrNotLocked)
 	case ms == -1:
-		return NoExpiry, nil
+		return 0, l.fail("RemainTTL", ErrNoExpiry)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// Held returns a context for work done under the lock. It carries ctx's values (the owner
-// included, so calls made with it re-enter) and is cancelled:
+// Held returns a context for work done under the lock, and the function that stops
+// watching it. The context carries ctx's values (the owner included, so calls made with it
+// re-enter) and is cancelled:
 //
-//   - with cause ErrLockLost (wrapping the reason) when this client learns the hold is gone
-//     without the owner's Unlock: for a watchdog hold when renewal finds the owner's field
-//     gone (lease ran out, force-unlock, data loss) or cannot renew for a whole lease; for a
-//     hold with an explicit lease when that lease runs out; and when this client
-//     force-unlocks the lock;
-//   - with cause ErrReleased when the owner's final Unlock returns;
-//   - with cause ErrClosed when the Client is closed;
-//   - when ctx ends, or cancel is called.
+//   - with ErrReleased when the owner's final Unlock returns;
+//   - with ErrLockLost and a reason when the hold ends otherwise: ErrLeaseExpired when its
+//     safe-until time passes (see below), ErrRemoved when Redis shows the hold gone (renewal
+//     or an Unlock found the owner's field missing), ErrForceUnlocked when this client
+//     force-unlocks the lock, ErrClosed when the Client is closed;
+//   - when ctx ends, or the returned function is called.
 //
-// A loss is learnt within one renewal interval (a third of the watchdog timeout) of the
-// server showing it; see docs/RELIABILITY.md for what no lease-based lock can detect.
-// It returns ErrNotHeld when ctx's owner does not hold the lock.
+// Safe-until: every hold is safe until the moment the request that last set its lease
+// (the acquisition, a renewal, or a partial Unlock) was sent, plus that lease, less a
+// margin of 1% of the lease plus 5 ms for clock drift. A timer ends the hold at that moment
+// unless a renewal moved it, whether or not Redis answers, so the context ends before the
+// server can expire the key and another owner take the lock. A re-entry with an explicit
+// lease moves it too, earlier or later. A removal is learnt at the next renewal (a third of
+// the watchdog timeout) at the latest, for watchdog holds. docs/RELIABILITY.md says what no
+// lease-based lock can detect (a process paused past its lease, a failover that lost the
+// write).
+//
+// Held reads the client's own table of holds and sends nothing to Redis. It returns
+// ErrNotHeld when ctx's owner holds no lock by this name through this Client.
 func (l *Lock) Held(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	field, err := l.ownerField(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, l.fail("Held", err)
 	}
-	rc := l.c.rc
-	res := rc.DoMulti(ctx,
-		rc.B().Hexists().Key(l.name).Field(field).Build(),
-		rc.B().Pttl().Key(l.name).Build())
-	held, err := res[0].AsBool()
-	if err != nil {
-		return nil, nil, err
+	hctx, stop, ok := l.c.holds.watch(l.name, field, ctx)
+	if !ok {
+		return nil, nil, l.fail("Held", ErrNotHeld)
 	}
-	ttl, err := res[1].AsInt64()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !held {
-		return nil, nil, ErrNotHeld
-	}
-	hctx, cancel := context.WithCancelCause(ctx)
-	w := &watch{cancel: cancel}
-	if l.c.wheel.Count(l.name, field) == 0 && ttl >= 0 {
-		w.timer = time.AfterFunc(time.Duration(ttl)*time.Millisecond, func() {
-			l.c.watchers.remove(l.name, field, w)
-			cancel(fmt.Errorf("%w: lease expired", ErrLockLost))
-		})
-	}
-	l.c.watchers.add(l.name, field, w)
-	return hctx, func() {
-		l.c.watchers.remove(l.name, field, w)
-		stop([]*watch{w}, context.Canceled)
-	}, nil
+	return hctx, stop, nil
 }
 
-// check returns ErrClosed after Close and ErrEmptyName for a handle without a name.
+// check returns ErrEmptyName for a handle without a name and ErrClosed after Close.
 func (l *Lock) check() error {
-	if l.c.closed.Load() {
-		return ErrClosed
-	}
 	if l.name == "" {
 		return ErrEmptyName
+	}
+	if l.c.closed.Load() {
+		return ErrClosed
 	}
 	return nil
 }

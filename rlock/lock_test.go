@@ -138,7 +138,7 @@ func TestForceUnlock(t *testing.T) { // RL-08
 	locked, err := l.IsLocked(ctx)
 	require.NoError(t, err)
 	assert.False(t, locked)
-	assert.Equal(t, 0, c.wheel.Len(), "force-unlock stops local renewal")
+	assert.Equal(t, 0, c.holds.count(), "force-unlock stops local renewal")
 	fresh := newLock(t, c, name)
 	locked, err = fresh.IsLocked(ctx)
 	require.NoError(t, err)
@@ -175,7 +175,8 @@ func TestRemainTTL(t *testing.T) { // RL-10
 	require.NoError(t, l.LockFor(ctx, time.Hour))
 	assert.InDelta(t, float64(time.Hour), float64(ttl()), float64(100*time.Millisecond))
 	require.NoError(t, l.Unlock(ctx))
-	assert.Equal(t, time.Duration(0), ttl(), "no lock, no TTL")
+	_, err := l.RemainTTL(ctx)
+	assert.ErrorIs(t, err, ErrNotLocked, "no lock is not 0 ms left")
 	require.NoError(t, l.Lock(ctx))
 	assert.InDelta(t, float64(30*time.Second), float64(ttl()), float64(100*time.Millisecond),
 		"an earlier explicit lease does not leak into a watchdog acquisition")
@@ -275,7 +276,7 @@ func TestUnlockWithCancelledContext(t *testing.T) {
 	cancel()
 	require.NoError(t, l.Unlock(ctx), "unlock runs even when the caller's ctx has ended")
 	assert.Empty(t, hgetall(t, rc, name))
-	assert.Equal(t, 0, c.wheel.Len())
+	assert.Equal(t, 0, c.holds.count())
 }
 
 func TestOwnerHandOff(t *testing.T) {
@@ -316,7 +317,7 @@ func TestReplicaAckWithoutReplicaUndoesHold(t *testing.T) { // 2.13, F9 (no repl
 	require.NoError(t, rc.Do(ctx, rc.B().ScriptFlush().Build()).Error())
 	assert.ErrorIs(t, l.Lock(ctx), ErrNotReplicated)
 	assert.Empty(t, hgetall(t, rc, name))
-	assert.Equal(t, 0, c.wheel.Len(), "and not renewed")
+	assert.Equal(t, 0, c.holds.count(), "and not renewed")
 	_, err := New(ctx, rc, Options{ReplicaAck: -time.Second})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 }

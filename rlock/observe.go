@@ -2,8 +2,8 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -17,8 +17,8 @@ import (
 const meterName = "github.com/goredisson/goredisson/rlock"
 
 // observer reports what a Client does: logs through Options.Logger and metrics through
-// Options.MeterProvider. Hold times and the long-hold warning need the start of each
-// hold, kept per (name, field) from the first acquisition to the final release.
+// Options.MeterProvider. It keeps no state of its own: hold starts and counts are in the
+// hold registry, renewal counts in the wheel.
 type observer struct {
 	log         *slog.Logger
 	holdWarning time.Duration
@@ -27,24 +27,14 @@ type observer struct {
 	hold    metric.Float64Histogram
 	lost    metric.Int64Counter
 	reg     metric.Registration
-
-	mu    sync.Mutex
-	holds map[holdKey]*holdStart
-	swept int // len(holds) after the last sweep of expired leases
-}
-
-type holdKey struct{ name, field string }
-
-type holdStart struct {
-	at      time.Time
-	expires time.Time // zero for watchdog holds
-	warn    *time.Timer
 }
 
 var discard = slog.New(slog.DiscardHandler)
 
-func newObserver(opts Options, wheel func() renewal.Stats) (*observer, error) {
-	o := &observer{log: opts.Logger, holdWarning: opts.HoldWarning, holds: make(map[holdKey]*holdStart)}
+// newObserver creates the instruments and registers the callback that reads the wheel's
+// and the registry's counts, so both must exist before it is called.
+func newObserver(opts Options, wheel *renewal.Wheel, hs *holds) (*observer, error) {
+	o := &observer{log: opts.Logger, holdWarning: opts.HoldWarning}
 	if o.log == nil {
 		o.log = discard
 	}
@@ -63,7 +53,7 @@ func newObserver(opts Options, wheel func() renewal.Stats) (*observer, error) {
 		return nil, err
 	}
 	if o.lost, err = m.Int64Counter("goredisson.lock.lost",
-		metric.WithDescription("Holds found lost: renewal saw the field gone or could not renew for a lease.")); err != nil {
+		metric.WithDescription("Holds lost: lease not renewed in time, removed by someone else, force-unlocked or client closed.")); err != nil {
 		return nil, err
 	}
 	renewals, err := m.Int64ObservableCounter("goredisson.lock.renewals",
@@ -82,129 +72,53 @@ func newObserver(opts Options, wheel func() renewal.Stats) (*observer, error) {
 		return nil, err
 	}
 	o.reg, err = m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
-		s := wheel()
+		s := wheel.Stats()
 		obs.ObserveInt64(renewals, int64(s.Renewed))
 		obs.ObserveInt64(failures, int64(s.Failed))
-		obs.ObserveInt64(held, int64(o.count()))
+		obs.ObserveInt64(held, int64(hs.count()))
 		return nil
 	}, renewals, failures, held)
 	return o, err
 }
 
-// acquired records an acquire call's outcome and, for a successful one, the start of the
-// hold when this owner did not hold the lock yet.
-func (o *observer) acquired(ctx context.Context, name, field string, start time.Time, lease time.Duration, err error) {
+// acquireDone records an acquire call's outcome.
+func (o *observer) acquireDone(ctx context.Context, start time.Time, err error) {
 	outcome := "acquired"
 	switch {
 	case err == nil:
-	case err == ErrLocked:
+	case errors.Is(err, ErrLocked):
 		outcome = "locked"
 	case ctx.Err() != nil:
 		outcome = "canceled"
 	default:
 		outcome = "error"
 	}
-	now := time.Now()
-	o.acquire.Record(ctx, now.Sub(start).Seconds(), metric.WithAttributes(attribute.String("outcome", outcome)))
-	if err != nil {
-		return
-	}
-	k := holdKey{name, field}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	h := o.holds[k]
-	if h == nil {
-		h = &holdStart{at: now}
-		if o.holdWarning > 0 {
-			h.warn = time.AfterFunc(o.holdWarning, func() {
-				o.log.Warn("rlock: lock held longer than the warning threshold",
-					"lock", name, "holder", field, "threshold", o.holdWarning)
-			})
-		}
-		o.holds[k] = h
-	}
-	h.expires = time.Time{}
-	if lease > 0 {
-		h.expires = now.Add(lease)
-	}
-	o.sweepLocked(now)
+	o.acquire.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attribute.String("outcome", outcome)))
 }
 
-// released ends the hold of field on name; viaUnlock tells whether the owner released it.
-func (o *observer) released(name, field string, viaUnlock bool) {
-	k := holdKey{name, field}
-	o.mu.Lock()
-	h := o.holds[k]
-	delete(o.holds, k)
-	o.mu.Unlock()
-	if h == nil {
-		return
+// warnAfter returns the long-hold warning timer of a new hold, or nil when none is set.
+func (o *observer) warnAfter(name, field string) *time.Timer {
+	if o.holdWarning <= 0 {
+		return nil
 	}
-	if h.warn != nil {
-		h.warn.Stop()
-	}
-	if viaUnlock {
-		o.hold.Record(context.Background(), time.Since(h.at).Seconds())
-	}
+	return time.AfterFunc(o.holdWarning, func() {
+		o.log.Warn("rlock: lock held longer than the warning threshold",
+			"lock", name, "holder", field, "threshold", o.holdWarning)
+	})
 }
 
-// lostHold reports a hold found lost.
-func (o *observer) lostHold(name, field string, cause error) {
+// holdEnded records the end of h: its duration when its owner released it, a loss otherwise.
+func (o *observer) holdEnded(h *hold, cause error) {
+	if errors.Is(cause, ErrReleased) {
+		o.hold.Record(context.Background(), time.Since(h.start).Seconds())
+		return
+	}
+	if errors.Is(cause, ErrClosed) {
+		return // Close ends every hold on purpose
+	}
 	o.lost.Add(context.Background(), 1)
-	o.log.Warn("rlock: lock lost", "lock", name, "holder", field, "cause", cause)
-	o.released(name, field, false)
+	o.log.Warn("rlock: lock lost", "lock", h.name, "holder", h.field, "cause", cause)
 }
 
-// forgetName ends every hold of name (force-unlock).
-func (o *observer) forgetName(name string) {
-	o.mu.Lock()
-	var ended []*holdStart
-	for k, h := range o.holds {
-		if k.name == name {
-			ended = append(ended, h)
-			delete(o.holds, k)
-		}
-	}
-	o.mu.Unlock()
-	for _, h := range ended {
-		if h.warn != nil {
-			h.warn.Stop()
-		}
-	}
-}
-
-// sweepLocked drops holds whose explicit lease has run out without an Unlock, each time the
-// table has doubled since the last sweep, so it stays proportional to the live holds.
-func (o *observer) sweepLocked(now time.Time) {
-	if len(o.holds) < 2*o.swept+64 {
-		return
-	}
-	for k, h := range o.holds {
-		if !h.expires.IsZero() && now.After(h.expires) {
-			if h.warn != nil {
-				h.warn.Stop()
-			}
-			delete(o.holds, k)
-		}
-	}
-	o.swept = len(o.holds)
-}
-
-func (o *observer) count() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.holds)
-}
-
-// close stops the long-hold timers and unregisters the metric callback.
-func (o *observer) close() {
-	o.mu.Lock()
-	for k, h := range o.holds {
-		if h.warn != nil {
-			h.warn.Stop()
-		}
-		delete(o.holds, k)
-	}
-	o.mu.Unlock()
-	o.reg.Unregister()
-}
+// close unregisters the metric callback.
+func (o *observer) close() { o.reg.Unregister() }

@@ -24,6 +24,10 @@ const (
 	DefaultReleaseTimeout = 5 * time.Second
 )
 
+// minWatchdogTimeout is the shortest WatchdogTimeout: below it the safety margin taken off
+// each lease (1% plus 5 ms, see Lock.Held) would leave nothing.
+const minWatchdogTimeout = 50 * time.Millisecond
+
 // PubSubMode chooses between classic (SUBSCRIBE/PUBLISH) and sharded (SSUBSCRIBE/SPUBLISH)
 // pub/sub for unlock messages. It matters only with a Redis Cluster client: Redisson uses
 // classic pub/sub on every other topology, and so does rlock.
@@ -43,7 +47,7 @@ const (
 // Options configure a Client. The zero value means Redisson's defaults.
 type Options struct {
 	// WatchdogTimeout is the lease of locks taken without one; renewal runs every third of
-	// it. Zero means DefaultWatchdogTimeout.
+	// it. Zero means DefaultWatchdogTimeout; it must be at least 50 ms.
 	WatchdogTimeout time.Duration
 	// RenewBatchSize is the most locks renewed by one script call. Zero means
 	// DefaultRenewBatchSize.
@@ -77,16 +81,34 @@ type Options struct {
 	HoldWarning time.Duration
 }
 
+// withDefaults checks o and fills its zero fields. A field out of range is an error that
+// names it.
 func (o Options) withDefaults() (Options, error) {
-	if o.WatchdogTimeout < 0 || o.RenewBatchSize < 0 || o.UnlockLatchTTL < 0 || o.ReleaseTimeout < 0 || o.ReplicaAck < 0 || o.HoldWarning < 0 ||
-		o.PubSub < PubSubAuto || o.PubSub > PubSubClassic {
-		return o, fmt.Errorf("%w: %+v", ErrInvalidOptions, o)
+	for _, d := range []struct {
+		field string
+		value time.Duration
+	}{
+		{"WatchdogTimeout", o.WatchdogTimeout},
+		{"UnlockLatchTTL", o.UnlockLatchTTL},
+		{"ReleaseTimeout", o.ReleaseTimeout},
+		{"ReplicaAck", o.ReplicaAck},
+		{"HoldWarning", o.HoldWarning},
+	} {
+		if d.value < 0 {
+			return o, fmt.Errorf("%w: %s %v is negative", ErrInvalidOptions, d.field, d.value)
+		}
+	}
+	if o.RenewBatchSize < 0 {
+		return o, fmt.Errorf("%w: RenewBatchSize %d is negative", ErrInvalidOptions, o.RenewBatchSize)
+	}
+	if o.PubSub < PubSubAuto || o.PubSub > PubSubClassic {
+		return o, fmt.Errorf("%w: PubSub %d is not a PubSubMode", ErrInvalidOptions, o.PubSub)
 	}
 	if o.WatchdogTimeout == 0 {
 		o.WatchdogTimeout = DefaultWatchdogTimeout
 	}
-	if o.WatchdogTimeout < 3*time.Millisecond {
-		return o, fmt.Errorf("%w: WatchdogTimeout %v is below 3ms", ErrInvalidOptions, o.WatchdogTimeout)
+	if o.WatchdogTimeout < minWatchdogTimeout {
+		return o, fmt.Errorf("%w: WatchdogTimeout %v is below %v", ErrInvalidOptions, o.WatchdogTimeout, minWatchdogTimeout)
 	}
 	if o.RenewBatchSize == 0 {
 		o.RenewBatchSize = DefaultRenewBatchSize

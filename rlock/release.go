@@ -2,7 +2,6 @@ package rlock
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -15,30 +14,66 @@ import (
 
 // Unlock releases one hold of ctx's owner. After the owner's last hold the lock's key is
 // deleted and "0" is published on its channel, which wakes a waiter of every subscribed
-// client, Java or Go. With holds remaining, the lock stays held: a watchdog hold keeps the
-// watchdog lease, an explicit lease keeps its TTL.
+// client, Java or Go. With holds remaining, the lock stays held: a watchdog hold gets the
+// watchdog lease again, an explicit lease keeps its TTL.
 //
 // Unlock uses ctx's values but not its cancellation or deadline, so that a release is never
-// abandoned half way and works with an ended ctx; it is bounded by ReleaseTimeout instead. The watchdog of the released hold stops before the script is
-// sent, even when Unlock fails. A request whose reply is lost is retried with the same
-// request id, and Redis replays the first result (Redisson's unlock latch).
+// abandoned half way and works with an ended ctx; it is bounded by ReleaseTimeout instead.
+// The watchdog of a final release stops before the script is sent, even when Unlock fails.
+// A request whose reply is lost is retried with the same request id, and Redis replays the
+// first result (Redisson's unlock latch).
 //
-// It returns nil when the hold was released, ErrNotHeld when the owner did not hold the
-// lock (never acquired, lease ran out, or force-unlocked), or the Redis error.
+// It returns nil when the hold was released, ErrNotHeld when the owner did not hold the lock
+// (never acquired, lease ran out, or force-unlocked), or the Redis error. When another owner
+// of this Client holds the lock, which usually means the wrong owner was passed in ctx, the
+// error says so and the Client logs a warning: the real holder's watchdog keeps its lock
+// alive until that owner unlocks.
 func (l *Lock) Unlock(ctx context.Context) error {
+	return l.fail("Unlock", l.unlock(ctx))
+}
+
+func (l *Lock) unlock(ctx context.Context) error {
 	field, err := l.ownerField(ctx)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	watchdog := l.c.wheel.Remove(l.name, field)
-	return l.release(ctx, field, watchdog)
+	watchdog := l.c.holds.unlocking(l.name, field)
+	sent := time.Now()
+	r, err := l.release(ctx, field, watchdog)
+	switch {
+	case err != nil:
+		return err
+	case r == released:
+		l.c.holds.end(l.name, field, ErrReleased)
+	case r == notHeld:
+		l.c.holds.end(l.name, field, lost(ErrRemoved))
+		if l.c.holds.heldByOther(l.name, field) {
+			l.c.obs.log.Warn("rlock: Unlock by an owner that does not hold the lock, while another owner of this client does",
+				"lock", l.name, "owner", field)
+			return errHeldByOther
+		}
+		return ErrNotHeld
+	case watchdog:
+		l.c.holds.leaseReset(l.name, field, sent, l.c.opts.WatchdogTimeout)
+	}
+	return nil
 }
 
+// releaseResult is what the release script did.
+type releaseResult int
+
+const (
+	notHeld  releaseResult = iota // the field did not hold the lock
+	partial                       // one hold released, others remain
+	released                      // the last hold released: key deleted, "0" published
+)
+
 // release runs the release script for field, retrying transport errors with one request id
-// until ctx ends, and settles the renewal and the Held contexts of the hold.
-func (l *Lock) release(ctx context.Context, field string, watchdog bool) error {
+// until ctx ends. A partial release sets the watchdog lease again when watchdog is true and
+// keeps the key's TTL otherwise. It does not touch the hold registry.
+func (l *Lock) release(ctx context.Context, field string, watchdog bool) (releaseResult, error) {
 	latch := keys.UnlockLatch(l.name, newRequestID())
 	lease := "0" // keep an explicit lease's TTL
 	if watchdog {
@@ -58,33 +93,27 @@ func (l *Lock) release(ctx context.Context, field string, watchdog bool) error {
 	n, err := res.AsInt64()
 	switch {
 	case rueidis.IsRedisNil(err):
-		l.c.wheel.Drop(l.name, field)
-		l.c.obs.released(l.name, field, false)
-		l.c.watchers.end(l.name, field, fmt.Errorf("%w: %w", ErrLockLost, ErrNotHeld))
-		return ErrNotHeld
+		return notHeld, nil
 	case err != nil:
-		return err
+		return 0, err
 	case n == 1:
-		l.c.wheel.Drop(l.name, field)
-		l.c.obs.released(l.name, field, true)
-		l.c.watchers.end(l.name, field, ErrReleased)
+		return released, nil
 	}
-	return nil
+	return partial, nil
 }
 
 // ForceUnlock deletes the lock whoever holds it, Java or Go, and publishes "0" so that
-// waiters wake. This client's watchdog stops renewing the lock, and Held contexts of its
-// owners on it end with ErrLockLost. It reports whether a lock existed.
+// waiters wake. Holds of this client's owners on it end before the script is sent: their
+// renewal stops and their Held contexts end with ErrLockLost and ErrForceUnlocked. It
+// reports whether a lock existed.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
-		return false, err
+		return false, l.fail("ForceUnlock", err)
 	}
-	l.c.wheel.Forget(l.name)
-	l.c.obs.forgetName(l.name)
+	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
 	args := append([]string{"0"}, l.c.publish...)
 	n, err := lua.ForceRelease.Exec(ctx, l.c.rc, []string{l.name, l.channel}, args).AsInt64()
-	l.c.watchers.end(l.name, "", fmt.Errorf("%w: force-unlocked", ErrLockLost))
-	return n == 1, err
+	return n == 1, l.fail("ForceUnlock", err)
 }
 
 // transient reports whether err is neither a reply (nil included) nor a Redis error: the

@@ -16,7 +16,6 @@ import (
 	"github.com/goredisson/goredisson/internal/faultproxy"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/lua"
-	"github.com/goredisson/goredisson/renewal"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -136,7 +135,7 @@ func TestF5PausedServer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no loss signalled while the server was stopped")
 	}
-	assert.ErrorIs(t, context.Cause(work), renewal.ErrLeaseExpired)
+	assert.ErrorIs(t, context.Cause(work), rlock.ErrLeaseExpired)
 
 	unlocked := make(chan error, 1)
 	go func() { unlocked <- l.Unlock(held) }()
@@ -189,7 +188,7 @@ func TestF7LostReply(t *testing.T) {
 
 	require.NoError(t, l.Lock(ctx))
 	msgs := srv.Listen(t, "redisson_lock__channel:{"+name+"}")
-	p.CutAfterRequest(lua.Release.SHA1)
+	p.CutAfterRequest(lua.Release.SHA1())
 	require.NoError(t, l.Unlock(ctx), "the retried unlock replays the first result")
 	assert.False(t, exists(t, direct, name))
 	assert.Equal(t, "0", <-msgs)
@@ -201,7 +200,7 @@ func TestF7LostReply(t *testing.T) {
 
 	other := lockName(t)
 	lo := c.NewLock(other)
-	p.CutAfterRequest(lua.Acquire.SHA1)
+	p.CutAfterRequest(lua.Acquire.SHA1())
 	err = lo.Lock(ctx)
 	require.Error(t, err, "an acquire whose reply was lost is not reported as held")
 	t.Logf("acquire with a lost reply: %v", err)
@@ -243,7 +242,7 @@ func TestF8LatencyAndBlackhole(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("no loss signalled under a blackhole longer than the lease")
 	}
-	assert.ErrorIs(t, context.Cause(work), renewal.ErrLeaseExpired)
+	assert.ErrorIs(t, context.Cause(work), rlock.ErrLeaseExpired)
 	require.NoError(t, ld.Lock(holder), "another client gets the lock once the lease ran out")
 	p.Restore()
 	assert.ErrorIs(t, l.Unlock(slow), rlock.ErrNotHeld)

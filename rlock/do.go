@@ -1,0 +1,49 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Do runs fn while holding the lock, the one-call form of Lock, Held and Unlock. It acquires
+// the lock like Lock (watchdog lease), for ctx's owner or, when ctx carries none, for a newly
+// minted one; calls fn with the Held context, which is cancelled if the hold is lost; then
+// releases the hold, even when fn panics. It returns the acquire error when the lock was not
+// acquired (fn does not run), and otherwise fn's error joined with the release error, so
+// that a hold lost while fn ran shows as ErrNotHeld from Unlock.
+//
+// Hold times are recorded like any other hold (Options.HoldWarning, MeterProvider).
+func (l *Lock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return l.run(ctx, "Do", unbounded, fn)
+}
+
+// TryDo is Do with a bound on the wait: it returns ErrLocked, without running fn, when
+// another owner kept the lock for the whole wait (zero means a single attempt), and
+// ErrInvalidWait for a negative wait.
+func (l *Lock) TryDo(ctx context.Context, wait time.Duration, fn func(ctx context.Context) error) error {
+	if wait < 0 {
+		return l.fail("TryDo", ErrInvalidWait)
+	}
+	return l.run(ctx, "TryDo", bounded(wait), fn)
+}
+
+func (l *Lock) run(ctx context.Context, op string, wait waitBound, fn func(context.Context) error) (err error) {
+	if _, ok := OwnerFrom(ctx); !ok {
+		ctx = NewOwner(ctx)
+	}
+	if err := l.acquire(ctx, wait, 0); err != nil {
+		return l.fail(op, err)
+	}
+	defer func() { err = errors.Join(err, l.Unlock(ctx)) }()
+	field, err := l.ownerField(ctx)
+	if err != nil {
+		return l.fail(op, err)
+	}
+	hctx, stop, ok := l.c.holds.watch(l.name, field, ctx)
+	if !ok {
+		return l.fail(op, ErrNotHeld) // the hold ended between the acquisition and now
+	}
+	defer stop()
+	return fn(hctx)
+}

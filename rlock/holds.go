@@ -1,0 +1,288 @@
+package rlock
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/goredisson/goredisson/renewal"
+)
+
+// driftMargin is the fixed part of the safety margin taken off every lease (see safeUntil).
+const driftMargin = 5 * time.Millisecond
+
+// safeUntil is the last moment a hold whose lease was set by a request sent at sent is
+// known to be safe: the server cannot have expired the key before sent + lease, as measured
+// by the server's clock; the margin (1% of the lease plus driftMargin) covers the drift
+// between the two clocks and the delay of the timer that acts on it.
+func safeUntil(sent time.Time, lease time.Duration) time.Time {
+	return sent.Add(lease - lease/100 - driftMargin)
+}
+
+// holds is a Client's table of holds: every (lock name, holder field) that an owner of this
+// client holds. It is the one place that knows a hold's count, lease kind, safe-until time,
+// start, long-hold warning and Held contexts, and end is the one path by which a hold ends,
+// whatever the cause. Lock types record their acquisitions and releases here; the watchdog
+// wheel renews what this table gives it and reports back.
+type holds struct {
+	wheel *renewal.Wheel
+	obs   *observer
+	lease time.Duration // the watchdog lease
+
+	mu     sync.Mutex
+	byName map[string]map[string]*hold // name → field → hold
+	n      int
+	lastID uint64
+	closed bool
+}
+
+// hold is one owner's hold of one lock through this client.
+type hold struct {
+	name, field string
+	id          uint64 // distinguishes this hold from earlier and later ones of the same field
+	count       int    // acquisitions not yet released
+	watchdog    bool   // renewed by the wheel
+	start       time.Time
+	safeUntil   time.Time
+	expiry      *time.Timer // fires at safeUntil
+	warn        *time.Timer // long-hold warning, when Options.HoldWarning is set
+	watches     []*watch
+	ended       []*watch // the watches when the hold ended, cancelled outside hs.mu
+}
+
+// watch is one context handed out by Lock.Held.
+type watch struct{ cancel context.CancelCauseFunc }
+
+func newHolds(wheel *renewal.Wheel, lease time.Duration) *holds {
+	return &holds{wheel: wheel, lease: lease, byName: make(map[string]map[string]*hold)}
+}
+
+// acquired records an acquisition by field of name, made by a request sent at sent that set
+// the key's TTL to lease; watchdog tells whether the watchdog renews that lease. The first
+// acquisition starts the hold. Every acquisition moves safe-until to sent + lease (less the
+// margin), earlier or later: the server's TTL is now that lease. Once any acquisition of a
+// hold used the watchdog, the wheel renews the hold until it ends.
+func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duration, watchdog bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed {
+		return
+	}
+	h := hs.byName[name][field]
+	if h == nil {
+		hs.lastID++
+		h = &hold{name: name, field: field, id: hs.lastID, start: time.Now()}
+		if hs.byName[name] == nil {
+			hs.byName[name] = make(map[string]*hold)
+		}
+		hs.byName[name][field] = h
+		hs.n++
+		h.expiry = time.AfterFunc(time.Hour, func() { hs.expire(name, field, h.id) })
+		h.warn = hs.obs.warnAfter(name, field)
+	}
+	h.count++
+	if watchdog && !h.watchdog {
+		h.watchdog = true
+		hs.wheel.Add(name, field, h.id)
+	}
+	hs.setSafeUntilLocked(h, safeUntil(sent, lease))
+}
+
+// setSafeUntilLocked moves h's safe-until time and its timer. Called with hs.mu held.
+func (hs *holds) setSafeUntilLocked(h *hold, t time.Time) {
+	h.safeUntil = t
+	h.expiry.Reset(time.Until(t))
+}
+
+// renewed records a renewal of hold id, sent at sent, that extended its lease to the
+// watchdog lease. It only ever moves safe-until later.
+func (hs *holds) renewed(name, field string, id uint64, sent time.Time) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h := hs.byName[name][field]; h != nil && h.id == id {
+		if t := safeUntil(sent, hs.lease); t.After(h.safeUntil) {
+			hs.setSafeUntilLocked(h, t)
+		}
+	}
+}
+
+// expire ends hold id when its safe-until time has passed; the timer of a hold whose
+// safe-until moved later just fires again then.
+func (hs *holds) expire(name, field string, id uint64) {
+	hs.mu.Lock()
+	h := hs.byName[name][field]
+	if h == nil || h.id != id {
+		hs.mu.Unlock()
+		return
+	}
+	if left := time.Until(h.safeUntil); left > 0 {
+		h.expiry.Reset(left)
+		hs.mu.Unlock()
+		return
+	}
+	hs.removeLocked(h)
+	hs.mu.Unlock()
+	hs.finish(h, lost(ErrLeaseExpired))
+}
+
+// gone ends hold id, whose field a renewal found missing from the lock.
+func (hs *holds) gone(name, field string, id uint64) {
+	hs.mu.Lock()
+	h := hs.byName[name][field]
+	if h == nil || h.id != id {
+		hs.mu.Unlock()
+		return
+	}
+	hs.removeLocked(h)
+	hs.mu.Unlock()
+	hs.finish(h, lost(ErrRemoved))
+}
+
+// unlocking records that one acquisition of field on name is being released, before the
+// release request is sent: the final one stops the hold's renewal first, so that a released
+// lock is never renewed again. It reports whether the hold is renewed by the watchdog (a
+// partial release then resets the watchdog lease).
+func (hs *holds) unlocking(name, field string) (watchdog bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.byName[name][field]
+	if h == nil {
+		return false
+	}
+	h.count--
+	watchdog = h.watchdog
+	if h.count <= 0 && h.watchdog {
+		h.watchdog = false
+		hs.wheel.Remove(name, field)
+	}
+	return watchdog
+}
+
+// leaseReset records a partial release, sent at sent, that set the key's TTL to lease.
+func (hs *holds) leaseReset(name, field string, sent time.Time, lease time.Duration) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h := hs.byName[name][field]; h != nil {
+		hs.setSafeUntilLocked(h, safeUntil(sent, lease))
+	}
+}
+
+// end ends the hold of field on name, if this client has one, with cause: ErrReleased or a
+// cause made by lost. It is the one path by which a hold ends: it stops the hold's renewal
+// and timers, cancels its Held contexts with cause and records it.
+func (hs *holds) end(name, field string, cause error) {
+	hs.mu.Lock()
+	h := hs.byName[name][field]
+	if h != nil {
+		hs.removeLocked(h)
+	}
+	hs.mu.Unlock()
+	if h != nil {
+		hs.finish(h, cause)
+	}
+}
+
+// endName ends every hold of name with cause.
+func (hs *holds) endName(name string, cause error) {
+	hs.mu.Lock()
+	var ended []*hold
+	for _, h := range hs.byName[name] {
+		ended = append(ended, h)
+	}
+	for _, h := range ended {
+		hs.removeLocked(h)
+	}
+	hs.mu.Unlock()
+	for _, h := range ended {
+		hs.finish(h, cause)
+	}
+}
+
+// close ends every hold with cause and records no hold after it.
+func (hs *holds) close(cause error) {
+	hs.mu.Lock()
+	hs.closed = true
+	var ended []*hold
+	for _, byField := range hs.byName {
+		for _, h := range byField {
+			ended = append(ended, h)
+		}
+	}
+	for _, h := range ended {
+		hs.removeLocked(h)
+	}
+	hs.mu.Unlock()
+	for _, h := range ended {
+		hs.finish(h, cause)
+	}
+}
+
+// removeLocked takes h out of the table and stops its renewal and timers. Called with
+// hs.mu held.
+func (hs *holds) removeLocked(h *hold) {
+	byField := hs.byName[h.name]
+	delete(byField, h.field)
+	if len(byField) == 0 {
+		delete(hs.byName, h.name)
+	}
+	hs.n--
+	if h.watchdog {
+		hs.wheel.Remove(h.name, h.field)
+	}
+	h.expiry.Stop()
+	if h.warn != nil {
+		h.warn.Stop()
+	}
+	h.ended, h.watches = h.watches, nil
+}
+
+// finish cancels h's Held contexts with cause and records the end, outside hs.mu.
+func (hs *holds) finish(h *hold, cause error) {
+	for _, w := range h.ended {
+		w.cancel(cause)
+	}
+	hs.obs.holdEnded(h, cause)
+}
+
+// watch returns a context derived from parent that is cancelled with the cause of the end of
+// field's hold on name, and the function that stops watching. It reports false when this
+// client has no such hold.
+func (hs *holds) watch(name, field string, parent context.Context) (context.Context, context.CancelFunc, bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.byName[name][field]
+	if h == nil {
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	w := &watch{cancel: cancel}
+	h.watches = append(h.watches, w)
+	return ctx, func() {
+		hs.mu.Lock()
+		if i := slices.Index(h.watches, w); i >= 0 {
+			h.watches = slices.Delete(h.watches, i, i+1)
+		}
+		hs.mu.Unlock()
+		cancel(context.Canceled)
+	}, true
+}
+
+// heldByOther reports whether an owner of this client other than field holds name.
+func (hs *holds) heldByOther(name, field string) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for f := range hs.byName[name] {
+		if f != field {
+			return true
+		}
+	}
+	return false
+}
+
+// count returns the number of holds.
+func (hs *holds) count() int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.n
+}
