@@ -35,7 +35,12 @@ func (l *Lock) run(ctx context.Context, op string, wait waitBound, fn func(conte
 	if err := l.acquire(ctx, wait, 0); err != nil {
 		return l.fail(op, err)
 	}
-	defer func() { err = errors.Join(err, l.Unlock(ctx)) }()
+	stop := func() {}
+	defer func() {
+		uerr := l.Unlock(ctx) // first, so that fn's context ends with ErrReleased
+		stop()
+		err = errors.Join(err, uerr)
+	}()
 	field, err := l.ownerField(ctx)
 	if err != nil {
 		return l.fail(op, err)
@@ -44,6 +49,5 @@ func (l *Lock) run(ctx context.Context, op string, wait waitBound, fn func(conte
 	if !ok {
 		return l.fail(op, ErrNotHeld) // the hold ended between the acquisition and now
 	}
-	defer stop()
 	return fn(hctx)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // driftMargin is the fixed part of the safety margin taken off every lease (see safeUntil).
-const driftMargin = 5 * time.Millisecond
+const driftMargin = 10 * time.Millisecond
 
 // safeUntil is the last moment a hold whose lease was set by a request sent at sent is
 // known to be safe: the server cannot have expired the key before sent + lease, as measured

@@ -84,7 +84,7 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 //
 // Safe-until: every hold is safe until the moment the request that last set its lease
 // (the acquisition, a renewal, or a partial Unlock) was sent, plus that lease, less a
-// margin of 1% of the lease plus 5 ms for clock drift. A timer ends the hold at that moment
+// margin of 1% of the lease plus 10 ms for clock drift and timer delay. A timer ends the hold at that moment
 // unless a renewal moved it, whether or not Redis answers, so the context ends before the
 // server can expire the key and another owner take the lock. A re-entry with an explicit
 // lease moves it too, earlier or later. A removal is learnt at the next renewal (a third of

@@ -25,7 +25,7 @@ const (
 )
 
 // minWatchdogTimeout is the shortest WatchdogTimeout: below it the safety margin taken off
-// each lease (1% plus 5 ms, see Lock.Held) would leave nothing.
+// each lease (1% plus 10 ms, see Lock.Held) would leave nothing.
 const minWatchdogTimeout = 50 * time.Millisecond
 
 // PubSubMode chooses between classic (SUBSCRIBE/PUBLISH) and sharded (SSUBSCRIBE/SPUBLISH)

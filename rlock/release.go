@@ -104,12 +104,15 @@ func (l *Lock) release(ctx context.Context, field string, watchdog bool) (releas
 
 // ForceUnlock deletes the lock whoever holds it, Java or Go, and publishes "0" so that
 // waiters wake. Holds of this client's owners on it end before the script is sent: their
-// renewal stops and their Held contexts end with ErrLockLost and ErrForceUnlocked. It
-// reports whether a lock existed.
+// renewal stops and their Held contexts end with ErrLockLost and ErrForceUnlocked. Like
+// Unlock, it uses ctx's values but not its cancellation (ctx may be one of those Held
+// contexts), and is bounded by ReleaseTimeout. It reports whether a lock existed.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("ForceUnlock", err)
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	defer cancel()
 	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
 	args := append([]string{"0"}, l.c.publish...)
 	n, err := lua.ForceRelease.Exec(ctx, l.c.rc, []string{l.name, l.channel}, args).AsInt64()

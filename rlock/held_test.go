@@ -1,0 +1,103 @@
+package rlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// A re-entry with a shorter explicit lease moves safe-until earlier: Held ends before
+// another owner can acquire.
+func TestReentryShorterLeaseEndsHeldFirst(t *testing.T) {
+	srv := redistest.Shared(t)
+	c, _ := newClient(t, srv, Options{})
+	other, _ := newClient(t, srv, Options{})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	base := testCtx(t, 20*time.Second)
+	a, b := NewOwner(base), NewOwner(base)
+
+	require.NoError(t, l.LockFor(a, 3*time.Second))
+	work, stop, err := l.Held(a)
+	require.NoError(t, err)
+	defer stop()
+	ended := make(chan time.Time, 1)
+	go func() { <-work.Done(); ended <- time.Now() }()
+	require.NoError(t, l.LockFor(a, 300*time.Millisecond))
+
+	require.NoError(t, other.NewLock(name).TryLock(b, 5*time.Second, 0), "the shorter lease runs out")
+	got := time.Now()
+	select {
+	case at := <-ended:
+		assert.True(t, at.Before(got), "Held ended %v before the other owner acquired", got.Sub(at))
+	default:
+		t.Fatal("another owner acquired while Held was still alive")
+	}
+	assert.ErrorIs(t, context.Cause(work), ErrLockLost)
+	assert.ErrorIs(t, context.Cause(work), ErrLeaseExpired)
+}
+
+// A re-entry with a longer explicit lease moves safe-until later: Held outlives the first
+// lease, and the lock stays held.
+func TestReentryLongerLeaseKeepsHeld(t *testing.T) {
+	srv := redistest.Shared(t)
+	c, rc := newClient(t, srv, Options{})
+	other, _ := newClient(t, srv, Options{})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	base := testCtx(t, 20*time.Second)
+	a, b := NewOwner(base), NewOwner(base)
+
+	require.NoError(t, l.LockFor(a, 300*time.Millisecond))
+	work, stop, err := l.Held(a)
+	require.NoError(t, err)
+	defer stop()
+	require.NoError(t, l.LockFor(a, 3*time.Second))
+	first := time.Now().Add(300 * time.Millisecond)
+
+	// Past the first lease: the other owner still cannot acquire, and Held is alive.
+	assert.ErrorIs(t, other.NewLock(name).TryLock(b, time.Until(first)+300*time.Millisecond, 0), ErrLocked)
+	assert.NoError(t, work.Err(), "Held outlives the first lease")
+	assert.Greater(t, pttl(t, rc, name), int64(1000))
+	require.NoError(t, l.Unlock(a))
+	assert.NoError(t, work.Err(), "one hold remains")
+	require.NoError(t, l.Unlock(a))
+	<-work.Done()
+	assert.ErrorIs(t, context.Cause(work), ErrReleased)
+}
+
+// A watchdog hold's safe-until follows each successful renewal, so Held stays alive as long
+// as renewal succeeds, well past the first lease.
+func TestWatchdogRenewalMovesSafeUntil(t *testing.T) {
+	c, _ := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: 300 * time.Millisecond})
+	l := newLock(t, c, lockName(t))
+	ctx := NewOwner(testCtx(t, 20*time.Second))
+	require.NoError(t, l.Lock(ctx))
+	work, stop, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer stop()
+	renewed := c.wheel.Stats().Renewed
+	require.Eventually(t, func() bool { return c.wheel.Stats().Renewed >= renewed+10 }, 10*time.Second, 5*time.Millisecond,
+		"ten renewals, over three leases")
+	assert.NoError(t, work.Err(), "Held is alive while renewal succeeds")
+	require.NoError(t, l.Unlock(ctx))
+	assert.ErrorIs(t, context.Cause(work), ErrReleased)
+}
+
+func TestSafeUntil(t *testing.T) {
+	sent := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		lease, margin time.Duration
+	}{
+		{30 * time.Second, 300*time.Millisecond + driftMargin},
+		{time.Second, 10*time.Millisecond + driftMargin},
+		{100 * time.Millisecond, time.Millisecond + driftMargin},
+	} {
+		assert.Equal(t, sent.Add(tc.lease-tc.margin), safeUntil(sent, tc.lease), "lease %v", tc.lease)
+	}
+}
