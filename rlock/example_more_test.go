@@ -12,9 +12,13 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// exampleLocks connects to REDIS_ADDR and returns a Client and a cleanup.
+// exampleLocks connects to the Redis of REDIS_URL and returns a Client and a cleanup.
 func exampleLocks(opts rlock.Options) (*rlock.Client, func()) {
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{os.Getenv("REDIS_ADDR")}})
+	opt, err := rueidis.ParseURL(os.Getenv("REDIS_URL"))
+	if err != nil {
+		panic(err)
+	}
+	rc, err := rueidis.NewClient(opt)
 	if err != nil {
 		panic(err)
 	}
@@ -106,4 +110,37 @@ func ExampleLock_ForceUnlock() {
 	existed, err := l.ForceUnlock(context.Background())
 	fmt.Println(existed, err)
 	// Output: true <nil>
+}
+
+// Do runs a function under the lock: it mints an owner when ctx has none, passes the Held
+// context, and releases afterwards, even on panic. The error joins fn's and the release's.
+func ExampleLock_Do() {
+	locks, done := exampleLocks(rlock.Options{HoldWarning: 30 * time.Second})
+	defer done()
+	stock := locks.NewLock("example:stock:42")
+	err := stock.Do(context.Background(), func(ctx context.Context) error {
+		fmt.Println("deducting stock") // ctx ends if the lock is lost
+		return ctx.Err()
+	})
+	fmt.Println(err)
+	// Output:
+	// deducting stock
+	// <nil>
+}
+
+// TryDo bounds the wait: fn does not run when another owner keeps the lock meanwhile.
+func ExampleLock_TryDo() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	report := locks.NewLock("example:report")
+	holder := rlock.NewOwner(context.Background())
+	_ = report.Lock(holder)
+	defer report.Unlock(holder)
+
+	err := report.TryDo(context.Background(), 100*time.Millisecond, func(ctx context.Context) error {
+		fmt.Println("not printed: another owner holds the report lock")
+		return nil
+	})
+	fmt.Println(errors.Is(err, rlock.ErrLocked))
+	// Output: true
 }

@@ -2,50 +2,80 @@ package rlock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/rlock"
 )
 
-// Example locks an order, re-enters the lock, and releases it. It needs a Redis server at
-// REDIS_ADDR (127.0.0.1:6379 by default).
+// Example connects to the Redis of REDIS_URL, then locks an order and works under the
+// lock (see lockOrder).
 func Example() {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+	ctx := context.Background()
+	opt, err := rueidis.ParseURL(os.Getenv("REDIS_URL")) // e.g. redis://127.0.0.1:6379/0
 	if err != nil {
-		fmt.Println("no redis:", err)
+		fmt.Println(err)
+		return
+	}
+	rc, err := rueidis.NewClient(opt)
+	if err != nil {
+		fmt.Println(err)
 		return
 	}
 	defer rc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	locks, err := rlock.New(ctx, rc, rlock.Options{})
+	locks, err := rlock.New(ctx, rc, rlock.Options{}) // Redisson's defaults: 30 s watchdog
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer locks.Close()
-	order := locks.NewLock("order:42")
 
-	ctx = rlock.NewOwner(ctx)
-	if err := order.Lock(ctx); err != nil { // watchdog lease: held until Unlock
-		fmt.Println(err)
-		return
+	fmt.Println(lockOrder(ctx, locks))
+	// Output:
+	// working on order 42
+	// <nil>
+}
+
+// lockOrder is what a request handler does: mint an owner for the task, lock, work, unlock.
+func lockOrder(ctx context.Context, locks *rlock.Client) error {
+	order := locks.NewLock("order:42") // the Redis key, as Java's getLock("order:42")
+	ctx = rlock.NewOwner(ctx)          // who holds it: this task
+	if err := order.Lock(ctx); err != nil {
+		return err // waits until free or ctx ends; err == nil ⇔ you hold it
 	}
+	defer order.Unlock(ctx)
+
+	work, stop, err := order.Held(ctx) // cancelled if the lock is ever lost
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return chargeOrder(work, 42)
+}
+
+func chargeOrder(ctx context.Context, id int) error {
+	fmt.Println("working on order", id)
+	return ctx.Err()
+}
+
+// Reentrancy: the same owner re-enters (each Lock needs its Unlock); another owner waits,
+// or with TryLock and no wait gets ErrLocked at once. Errors name the call and the lock.
+func Example_reentrancy() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	order := locks.NewLock("example:reentrancy")
+	ctx := rlock.NewOwner(context.Background())
+	_ = order.Lock(ctx)
 	_ = order.Lock(ctx) // the same owner re-enters
 	n, _ := order.HoldCount(ctx)
 	fmt.Println("hold count:", n)
 
 	other := rlock.NewOwner(context.Background())
-	fmt.Println("other owner:", order.TryLock(other, 0, 0))
+	err := order.TryLock(other, 0, 0)
+	fmt.Println(errors.Is(err, rlock.ErrLocked), err)
 
 	_ = order.Unlock(ctx)
 	_ = order.Unlock(ctx)
@@ -53,6 +83,6 @@ func Example() {
 	fmt.Println("locked:", locked)
 	// Output:
 	// hold count: 2
-	// other owner: rlock: TryLock "order:42": held by another owner
+	// true rlock: TryLock "example:reentrancy": held by another owner
 	// locked: false
 }

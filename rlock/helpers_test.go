@@ -15,7 +15,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	redistest.ExportAddr("REDIS_ADDR") // for Example
+	redistest.ExportURL("REDIS_URL") // for the Examples
 	redistest.Main(m)
 }
 

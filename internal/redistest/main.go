@@ -108,10 +108,10 @@ func stopAll() error {
 
 var exportEnv string
 
-// ExportAddr makes Main start the [Shared] server before the tests and set the environment
-// variable env to its address, for runnable examples that read their Redis address from the
-// environment. Call it from TestMain before Main.
-func ExportAddr(env string) { exportEnv = env }
+// ExportURL makes Main start the [Shared] server before the tests and set the environment
+// variable env to its URL (redis://host:port), for runnable examples that read their Redis
+// from the environment. Call it from TestMain before Main.
+func ExportURL(env string) { exportEnv = env }
 
 func exportShared() error {
 	if exportEnv == "" {
@@ -125,5 +125,5 @@ func exportShared() error {
 	if shared.err != nil {
 		return fmt.Errorf("redistest: shared server for %s: %w", exportEnv, shared.err)
 	}
-	return os.Setenv(exportEnv, shared.srv.Addr)
+	return os.Setenv(exportEnv, "redis://"+shared.srv.Addr)
 }
