@@ -1,7 +1,7 @@
 package integration
 
 // Redis Cluster tests of rlock on a 6-node loopback cluster (redistest.StartCluster):
-// reliability.md RL-11 and RL-17, the unlock handoff in each pub/sub mode, watchdog renewal
+// RL-11 and RL-17 (docs/SCENARIOS.md), the unlock handoff in each pub/sub mode, watchdog renewal
 // across slots, and the fast forms of fault F11 (kill -9 of a master, CLUSTER FAILOVER under
 // load, SCRIPT FLUSH). The failover harness they share with sentinel_test.go (F10) is in
 // failover_test.go.

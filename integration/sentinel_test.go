@@ -1,7 +1,7 @@
 package integration
 
 // Redis Sentinel test of rlock on a loopback deployment (redistest.StartSentinel: 1 master,
-// 2 replicas, 3 sentinels, quorum 2, down-after 1000 ms): the fast form of reliability.md F10.
+// 2 replicas, 3 sentinels, quorum 2, down-after 1000 ms): the fast form of F10 (docs/SCENARIOS.md).
 
 import (
 	"context"

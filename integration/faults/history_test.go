@@ -11,7 +11,7 @@ import (
 )
 
 // history records what each owner was told, on this process's monotonic clock, and checks
-// it for overlapping holds (reliability.md §3.8, checker b).
+// it for overlapping holds: no two owners may hold at once unless a loss signal explains it.
 type history struct {
 	mu     sync.Mutex
 	start  time.Time
@@ -81,7 +81,7 @@ func (h *history) overlaps() (explained, violations []string) {
 }
 
 // fencedWrite is a resource that accepts a write only with a token at least as new as
-// every token it accepted before (reliability.md §3.8, checker a).
+// every token it accepted before: the fencing check.
 //
 //	KEYS[1] highest accepted token; KEYS[2] the data; ARGV[1] token; ARGV[2] value
 var fencedWrite = rueidis.NewLuaScript(`

@@ -1,5 +1,5 @@
-// Package faults holds the fault-injection tests of docs/RELIABILITY.md (reliability.md
-// §3.8 F1-F8, F13): processes killed or paused, Redis paused, connections cut, replies lost,
+// Package faults holds the fault-injection tests of docs/RELIABILITY.md (F1-F14, listed in
+// docs/SCENARIOS.md): processes killed or paused, Redis paused, connections cut, replies lost,
 // latency and blackholes, each checked with an overlap checker and a fenced resource.
 package faults
 
