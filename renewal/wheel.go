@@ -151,8 +151,8 @@ func (w *Wheel) Stats() Stats {
 	return Stats{Calls: w.calls.Load(), Renewed: w.renewed.Load(), Failed: w.failed.Load()}
 }
 
-// Interval is the time between two renewals of one lock: a third of the lease.
-func (w *Wheel) Interval() time.Duration { return w.tick * time.Duration(w.n) }
+// interval is the time between two renewals of one lock: a third of the lease.
+func (w *Wheel) interval() time.Duration { return w.tick * time.Duration(w.n) }
 
 // Close stops renewal of every lock and returns once the wheel's goroutine has stopped. The
 // locks then expire with their lease. Close is idempotent.
@@ -236,7 +236,7 @@ func (w *Wheel) advanceTo(target int64) {
 		return
 	}
 	chunks := w.chunk(items)
-	ctx, cancel := context.WithTimeout(w.ctx, w.Interval())
+	ctx, cancel := context.WithTimeout(w.ctx, w.interval())
 	sent := time.Now()
 	results := w.renew(ctx, w.opts.Lease, chunks)
 	cancel()
