@@ -259,7 +259,7 @@ func TestF14Soak(t *testing.T) {
 	<-faultsDone
 	t.Logf("acquired %d, failed or timed out %d, peak goroutines %d (baseline %d)", acquired.Load(), failed.Load(), peak.Load(), baseline)
 	left, _ := do(t, direct, "KEYS", "*").AsStrSlice()
-	t.Logf("%d keys right after the soak: %.200v", len(left), left)
+	t.Logf("%d keys right after the soak: %.200s", len(left), strings.Join(left, " "))
 	assert.Zero(t, violations.Load(), "two owners inside one lock")
 	assert.Positive(t, acquired.Load())
 	assert.Less(t, peak.Load(), int64(baseline+200), "goroutines stay bounded")
