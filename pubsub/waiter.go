@@ -9,17 +9,18 @@ import (
 // Waiter is one local waiter's place on a shared subscription. Its methods are meant for
 // the one goroutine that waits; Close may be called from any goroutine.
 type Waiter struct {
-	s    *Subscriber
-	e    *entry
+	g    *group
+	rule Rule
 	wake chan struct{} // one slot: wake-ups that arrive while one is pending merge
 
 	closeOnce sync.Once
 }
 
-// Wait blocks until the waiter is woken by a release message (or a resubscription), until
-// max has passed, or until ctx ends. A negative max means no time bound. It returns nil when
-// woken or when max passed, ctx.Err() when ctx ended, and ErrClosed when the Subscriber was
-// closed. A wake-up that arrived before Wait was called is consumed at once.
+// Wait blocks until the waiter is woken by a message (as its rule says) or by a
+// resubscription, until max has passed, or until ctx ends. A negative max means no time
+// bound. It returns nil when woken or when max passed, ctx.Err() when ctx ended, and
+// ErrClosed when the Subscriber was closed. A wake-up that arrived before Wait was called
+// is consumed at once.
 func (w *Waiter) Wait(ctx context.Context, max time.Duration) error {
 	var timeout <-chan time.Time
 	if max >= 0 {
@@ -27,8 +28,6 @@ func (w *Waiter) Wait(ctx context.Context, max time.Duration) error {
 		defer t.Stop()
 		timeout = t.C
 	}
-	w.e.waiting.Add(1)
-	defer w.e.waiting.Add(-1)
 	select {
 	case <-w.wake:
 		return nil
@@ -36,17 +35,17 @@ func (w *Waiter) Wait(ctx context.Context, max time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-w.s.closing:
+	case <-w.g.s.closing:
 		return ErrClosed
 	}
 }
 
 // Close removes the waiter. A wake-up it received but did not consume passes to the next
-// waiter, and the last waiter of a channel ends the channel's subscription. Close is
-// idempotent and does not block on Redis.
+// waiter of its Subscriber on the channel, and the last waiter of a channel on the client
+// ends the channel's subscription. Close is idempotent and does not block on Redis.
 func (w *Waiter) Close() {
 	w.closeOnce.Do(func() {
-		w.e.remove(w)
-		w.s.release(w.e)
+		w.g.remove(w)
+		w.g.s.release(w.g)
 	})
 }

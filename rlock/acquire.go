@@ -90,7 +90,7 @@ func (l *Lock) wait(ctx context.Context, field string, wait, lease time.Duration
 		sctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	w, err := l.c.subs.Subscribe(sctx, l.channel)
+	w, err := l.c.subs.Subscribe(sctx, l.channel, pubsub.LockRule)
 	if err != nil {
 		return l.waitError(ctx, err)
 	}
