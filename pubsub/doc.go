@@ -24,8 +24,12 @@
 // what they are waiting for (a lock holder's remaining TTL; Waiter.Wait takes that bound):
 // pub/sub delivers at most once and only to connected subscribers.
 //
-// Classic or sharded pub/sub: New takes the choice. Redisson subscribes with SSUBSCRIBE in a
-// Redis Cluster whose servers support sharded pub/sub (its AUTO mode) and with SUBSCRIBE
-// everywhere else; package rlock makes the same choice and, in a cluster, publishes every
-// release with both PUBLISH and SPUBLISH so that Java waiters of either mode wake.
+// Classic or sharded pub/sub: New takes the kinds to subscribe with, one subscription per
+// kind, and Choose decides them for a lock client in a Redis Cluster, where the two kinds do
+// not reach each other, together with the kinds its releases publish with: its waiters
+// listen the ways other services may publish and its releases publish the ways any waiter may
+// listen, with only the commands the servers have. Redisson subscribes with SSUBSCRIBE in a
+// cluster whose servers support sharded pub/sub, unless its shardedSubscriptionMode is OFF,
+// and with SUBSCRIBE everywhere else. A classic PUBLISH in a cluster is forwarded to
+// every node; an SPUBLISH stays in the shard of the channel's slot.
 package pubsub

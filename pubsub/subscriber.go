@@ -18,8 +18,8 @@ import (
 // separate Redisson clients would: a message that wakes one waiter wakes one waiter of each
 // Subscriber that has waiters on the channel.
 type Subscriber struct {
-	h       *hub
-	sharded bool
+	h      *hub
+	listen Kinds
 
 	mu        sync.Mutex
 	byChannel map[string]*group   // channel → the group new waiters join
@@ -29,14 +29,18 @@ type Subscriber struct {
 	stopped   chan struct{} // closed when Close has finished
 }
 
-// New returns a Subscriber that subscribes through client, with SSUBSCRIBE when sharded is
-// true and SUBSCRIBE otherwise. Subscribers given the same client value share its
+// New returns a Subscriber that subscribes through client with the kinds in listen: SUBSCRIBE
+// for Classic, SSUBSCRIBE for Sharded, both (one subscription each, every message heard on
+// either applied by the rule) for Classic|Sharded; no kind means Classic. Subscribers given the same client value share its
 // subscriptions (a wrapper around a client is another client). The Subscriber never closes
 // client; it must be closed before client is.
-func New(client rueidis.Client, sharded bool) *Subscriber {
+func New(client rueidis.Client, listen Kinds) *Subscriber {
+	if listen &= Classic | Sharded; listen == 0 {
+		listen = Classic
+	}
 	return &Subscriber{
 		h:         openHub(client),
-		sharded:   sharded,
+		listen:    listen,
 		byChannel: make(map[string]*group),
 		groups:    make(map[*group]struct{}),
 		closing:   make(chan struct{}),
@@ -45,7 +49,7 @@ func New(client rueidis.Client, sharded bool) *Subscriber {
 }
 
 // Subscribe registers a waiter on channel whose wake-ups follow rule, and returns once the
-// server has confirmed the channel's subscription, so that no message published after
+// server has confirmed the channel's subscriptions (one per kind), so that no message published after
 // Subscribe returns is missed. Waiters on one channel are served in the order of their
 // Subscribe calls. The waiters of one channel must state the same rule (a channel belongs
 // to one object); the rule of the channel's earliest waiter is the one applied.
@@ -117,7 +121,11 @@ func (s *Subscriber) Close() {
 // newGroup creates the group of channel that new waiters join. Called with s.mu held.
 func (s *Subscriber) newGroup(channel string) *group {
 	g := &group{s: s, channel: channel}
-	g.subs = []*sub{s.h.join(subKey{channel: channel, sharded: s.sharded}, g)}
+	for _, k := range []Kinds{Sharded, Classic} {
+		if s.listen.Has(k) {
+			g.subs = append(g.subs, s.h.join(subKey{channel: channel, sharded: k == Sharded}, g))
+		}
+	}
 	s.byChannel[channel] = g
 	s.groups[g] = struct{}{}
 	return g

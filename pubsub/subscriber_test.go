@@ -66,8 +66,8 @@ func closeAll(ws []*Waiter) {
 }
 
 // newSubscriber returns a Subscriber on rc, closed in t.Cleanup (before rc, created earlier).
-func newSubscriber(t *testing.T, rc rueidis.Client, sharded bool) *Subscriber {
-	s := New(rc, sharded)
+func newSubscriber(t *testing.T, rc rueidis.Client, listen Kinds) *Subscriber {
+	s := New(rc, listen)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -105,7 +105,7 @@ func requireWokenBy(t *testing.T, rc rueidis.Client, channel, msg string, cond f
 func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	ws := subscribeN(t, s, ch, 20, LockRule)
 	assert.Equal(t, int64(1), numsub(t, rc, ch), "20 waiters share one subscription")
@@ -121,7 +121,7 @@ func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
 func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	for range 50 { // the next subscription starts while the previous one is unsubscribing
 		w := subscribeN(t, s, ch, 1, LockRule)[0]
@@ -135,7 +135,7 @@ func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
 func TestLockRule(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	ws := subscribeN(t, s, ch, 3, LockRule)
 	defer closeAll(ws)
@@ -157,7 +157,7 @@ func TestLockRule(t *testing.T) {
 func TestRulesOfTheLockFamily(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 
 	t.Run("FairLock", func(t *testing.T) { // one channel per waiter: any message wakes it
 		anyMessage := func(string) Wake { return WakeN(1) }
@@ -216,7 +216,7 @@ func TestRulesOfTheLockFamily(t *testing.T) {
 func TestCloseHandsPendingWakeToNext(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	ws := subscribeN(t, s, ch, 2, LockRule)
 	defer ws[1].Close()
@@ -227,7 +227,7 @@ func TestCloseHandsPendingWakeToNext(t *testing.T) {
 
 func TestWaitBounds(t *testing.T) {
 	srv := redistest.Shared(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 	w := subscribeN(t, s, channelName(), 1, LockRule)[0]
 	defer w.Close()
 
@@ -243,7 +243,7 @@ func TestWaitBounds(t *testing.T) {
 func TestCancelledSubscribeLeavesNothing(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -255,7 +255,7 @@ func TestCancelledSubscribeLeavesNothing(t *testing.T) {
 
 func TestCloseEndsWaits(t *testing.T) {
 	srv := redistest.Shared(t)
-	s := New(srv.Client(t), false)
+	s := New(srv.Client(t), Classic)
 	w := subscribeN(t, s, channelName(), 1, LockRule)[0]
 	done := make(chan error, 1)
 	go func() { done <- w.Wait(context.Background(), -1) }()
@@ -270,7 +270,7 @@ func TestCloseEndsWaits(t *testing.T) {
 func TestReconnectResubscribesAndWakesAll(t *testing.T) { // F6
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), false)
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	ws := subscribeN(t, s, ch, 2, LockRule)
 	defer closeAll(ws)
@@ -291,7 +291,7 @@ func TestReconnectResubscribesAndWakesAll(t *testing.T) { // F6
 func TestBackoffResetsAfterConfirmedSubscription(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t, func(o *rueidis.ClientOption) { o.DisableRetry = true }), false)
+	s := newSubscriber(t, srv.Client(t, func(o *rueidis.ClientOption) { o.DisableRetry = true }), Classic)
 	ch := channelName()
 	w := subscribeN(t, s, ch, 1, LockRule)[0]
 	defer w.Close()
@@ -315,7 +315,7 @@ func TestBackoffResetsAfterConfirmedSubscription(t *testing.T) {
 func TestSubscribersOnOneClientShareSubscriptions(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc, shared := srv.Client(t), srv.Client(t)
-	a, b := newSubscriber(t, shared, false), newSubscriber(t, shared, false)
+	a, b := newSubscriber(t, shared, Classic), newSubscriber(t, shared, Classic)
 	ch := channelName()
 	wb := subscribeN(t, b, ch, 1, LockRule)[0]
 	defer wb.Close()
@@ -341,7 +341,7 @@ func TestSubscribersOnOneClientShareSubscriptions(t *testing.T) {
 func TestClosingOneSubscriberKeepsTheOthers(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc, shared := srv.Client(t), srv.Client(t)
-	a, b := New(shared, false), New(shared, false)
+	a, b := New(shared, Classic), New(shared, Classic)
 	ch := channelName()
 	wa := subscribeN(t, a, ch, 1, LockRule)[0]
 	wb := subscribeN(t, b, ch, 1, LockRule)[0]
@@ -366,7 +366,7 @@ func TestClosingOneSubscriberKeepsTheOthers(t *testing.T) {
 func TestEachSubscriberAppliesTheRule(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc, shared := srv.Client(t), srv.Client(t)
-	a, b := newSubscriber(t, shared, false), newSubscriber(t, shared, false)
+	a, b := newSubscriber(t, shared, Classic), newSubscriber(t, shared, Classic)
 	ch := channelName()
 	wa := subscribeN(t, a, ch, 2, LockRule)
 	defer closeAll(wa)
@@ -375,4 +375,61 @@ func TestEachSubscriberAppliesTheRule(t *testing.T) {
 	requireWokenBy(t, rc, ch, "0", func() bool { return woken(wa[0]) && woken(wb[0]) }, "0 wakes one waiter of each")
 	assert.Equal(t, []bool{true, false}, wokenSet(wa))
 	assert.Equal(t, []bool{true, false}, wokenSet(wb))
+}
+
+// shardnumsub returns the number of server-side sharded subscribers of channel.
+func shardnumsub(t *testing.T, rc rueidis.Client, channel string) int64 {
+	m, err := rc.Do(context.Background(), rc.B().PubsubShardnumsub().Channel(channel).Build()).AsIntMap()
+	require.NoError(t, err)
+	return m[channel]
+}
+
+// TestListenBothKinds: a Subscriber that listens both ways has one subscription of each
+// kind per channel; a message of either kind wakes by the rule, so a release published
+// both ways wakes two waiters. A Subscriber on the same client that listens one way shares
+// that kind's subscription.
+func TestListenBothKinds(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc, shared := srv.Client(t), srv.Client(t)
+	both, classic := newSubscriber(t, shared, Classic|Sharded), newSubscriber(t, shared, Classic)
+	ch := channelName()
+	ws := subscribeN(t, both, ch, 3, LockRule)
+	wc := subscribeN(t, classic, ch, 1, LockRule)[0]
+	assert.Equal(t, int64(1), numsub(t, rc, ch), "one SUBSCRIBE for both Subscribers")
+	assert.Equal(t, int64(1), shardnumsub(t, rc, ch), "one SSUBSCRIBE")
+
+	spublish := func(msg string) {
+		require.NoError(t, rc.Do(context.Background(), rc.B().Spublish().Channel(ch).Message(msg).Build()).Error())
+	}
+	spublish("0")
+	require.Eventually(t, func() bool { return woken(ws[0]) }, 5*time.Second, time.Millisecond, "SPUBLISH wakes")
+	assert.Equal(t, []bool{true, false, false}, wokenSet(ws))
+	assert.False(t, woken(wc), "the classic Subscriber does not hear SPUBLISH")
+
+	publish(t, rc, ch, "0")
+	spublish("0")
+	require.Eventually(t, func() bool { return woken(ws[1]) && woken(ws[2]) && woken(wc) }, 5*time.Second, time.Millisecond,
+		"a release published both ways wakes two waiters of the Subscriber that listens both ways")
+
+	closeAll(ws)
+	require.Eventually(t, func() bool { return shardnumsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
+		"the last waiter that listens sharded unsubscribes")
+	assert.Equal(t, int64(1), numsub(t, rc, ch), "the classic subscription stays for the other Subscriber")
+	wc.Close()
+	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// TestChooseOutsideACluster: on a single server every plan is classic.
+func TestChooseOutsideACluster(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	for _, mode := range []Mode{ModeAuto, ModeSharded, ModeClassic} {
+		for _, others := range []Kinds{0, Classic, Sharded, Classic | Sharded} {
+			plan, err := Choose(ctxFor(t), rc, mode, others)
+			require.NoError(t, err)
+			assert.Equal(t, Plan{Listen: Classic, Publish: Classic}, plan, "mode %d, others %s", mode, others)
+		}
+	}
+	assert.Equal(t, []string{"PUBLISH"}, Classic.PublishCommands())
+	assert.Equal(t, []string{"SPUBLISH", "PUBLISH"}, (Classic | Sharded).PublishCommands())
 }
