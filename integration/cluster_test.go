@@ -1,9 +1,9 @@
 package integration
 
-// Redis Cluster tests of rlock on a 6-node loopback cluster (redistest.StartCluster):
-// RL-11 and RL-17 (docs/SCENARIOS.md), the unlock handoff in each pub/sub mode, watchdog renewal
-// across slots, and the fast forms of fault F11 (kill -9 of a master, CLUSTER FAILOVER under
-// load, SCRIPT FLUSH). The failover harness they share with sentinel_test.go (F10) is in
+// Redis Cluster tests of rlock on a 6-node loopback cluster (redistest.StartCluster): RL-11
+// and RL-17 (docs/SCENARIOS.md), the unlock handoff for each choice of pub/sub (on Redis 7,
+// and on a cluster without sharded pub/sub), watchdog renewal across slots, and the fast
+// forms of fault F11 (kill -9 of a master, CLUSTER FAILOVER under load, SCRIPT FLUSH). The failover harness they share with sentinel_test.go (F10) is in
 // failover_test.go.
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/pubsub"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -168,20 +169,10 @@ func TestClusterLocks(t *testing.T) {
 		require.False(t, locked)
 	})
 
-	// The unlock handoff between two clients in each pub/sub mode: a waiter on client B is
-	// woken by client A's Unlock long before the 30 s watchdog lease would have let it in, it
-	// waits on the subscription kind of its mode, and leaves no subscription behind.
-	for _, tc := range []struct {
-		mode    rlock.PubSubMode
-		name    string
-		sharded bool // Redis 7 answers PUBSUB SHARDNUMSUB, so Auto subscribes sharded
-	}{
-		{rlock.PubSubAuto, "handoff:auto", true},
-		{rlock.PubSubSharded, "{user:7}:handoff", true},
-		{rlock.PubSubClassic, "handoff:classic", false},
-	} {
-		t.Run(fmt.Sprintf("Handoff_%s", modeName(tc.mode)), func(t *testing.T) {
-			testHandoff(t, cl, nodes, tc.mode, tc.name, tc.sharded)
+	// The unlock handoff between two clients for each PubSub and JavaPubSub (handoffPlans).
+	for _, p := range handoffPlans {
+		t.Run(fmt.Sprintf("Handoff_%s_Java%s", modeName(p.mode), javaPubSubName(p.java)), func(t *testing.T) {
+			testHandoff(t, cl, nodes, p)
 		})
 	}
 
@@ -271,26 +262,69 @@ func TestClusterLocks(t *testing.T) {
 	})
 }
 
+// modeName and javaPubSubName name the pub/sub options in test names and logs.
 func modeName(m rlock.PubSubMode) string {
-	switch m {
-	case rlock.PubSubAuto:
-		return "Auto"
-	case rlock.PubSubSharded:
-		return "Sharded"
-	case rlock.PubSubClassic:
-		return "Classic"
-	}
-	return fmt.Sprint(int(m))
+	return map[rlock.PubSubMode]string{rlock.PubSubAuto: "Auto", rlock.PubSubSharded: "Sharded", rlock.PubSubClassic: "Classic"}[m]
 }
 
-func testHandoff(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Client, mode rlock.PubSubMode, name string, sharded bool) {
+func javaPubSubName(j rlock.JavaPubSub) string {
+	return map[rlock.JavaPubSub]string{rlock.JavaPubSubUnknown: "Unknown", rlock.JavaPubSubAuto: "Auto",
+		rlock.JavaPubSubClassic: "Classic", rlock.JavaPubSubNone: "None"}[j]
+}
+
+// handoffPlan is a Go client's pub/sub options and what its waiters must subscribe with and
+// its releases publish with; listens zero: rlock.New must refuse the options.
+type handoffPlan struct {
+	mode               rlock.PubSubMode
+	java               rlock.JavaPubSub
+	listens, publishes pubsub.Kinds
+}
+
+const (
+	classic = pubsub.Classic
+	sharded = pubsub.Sharded
+	both    = pubsub.Classic | pubsub.Sharded
+)
+
+// handoffPlans are the plans on a Redis 7 cluster: a client's waiters listen the ways its
+// fellow Go clients and the Java services (JavaPubSub) may publish, and its releases publish
+// the ways they may listen, and no other way.
+var handoffPlans = []handoffPlan{
+	{rlock.PubSubAuto, rlock.JavaPubSubUnknown, both, both},
+	{rlock.PubSubAuto, rlock.JavaPubSubAuto, sharded, sharded},
+	{rlock.PubSubAuto, rlock.JavaPubSubClassic, classic, classic},
+	{rlock.PubSubAuto, rlock.JavaPubSubNone, sharded, sharded},
+	{rlock.PubSubSharded, rlock.JavaPubSubUnknown, sharded, both},
+	{rlock.PubSubSharded, rlock.JavaPubSubAuto, sharded, sharded},
+	{rlock.PubSubSharded, rlock.JavaPubSubClassic, sharded, both},
+	{rlock.PubSubSharded, rlock.JavaPubSubNone, sharded, sharded},
+	{rlock.PubSubClassic, rlock.JavaPubSubUnknown, classic, both},
+	{rlock.PubSubClassic, rlock.JavaPubSubAuto, classic, both},
+	{rlock.PubSubClassic, rlock.JavaPubSubClassic, classic, classic},
+	{rlock.PubSubClassic, rlock.JavaPubSubNone, classic, classic},
+}
+
+// testHandoff runs the unlock handoff between two Go clients with p's options: a waiter on
+// client B, asleep subscribed with p.listens, is woken by client A's Unlock (which succeeds)
+// long before the 30 s watchdog lease would have let it in; A's release publishes with
+// p.publishes, counted on the slot's master, where the release script runs; and no
+// subscription is left behind.
+func testHandoff(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Client, p handoffPlan) {
 	ctx, cancel := within(context.Background(), 25*time.Second)
 	defer cancel()
-	a := newLockClient(t, cl.Client(t), rlock.Options{PubSub: mode})
-	b := newLockClient(t, cl.Client(t), rlock.Options{PubSub: mode})
+	opts := rlock.Options{PubSub: p.mode, JavaPubSub: p.java}
+	if p.listens == 0 {
+		_, err := rlock.New(ctx, cl.Client(t), opts)
+		require.ErrorIs(t, err, pubsub.ErrUnsupported)
+		t.Logf("mode %s, Java %s: %v", modeName(p.mode), javaPubSubName(p.java), err)
+		return
+	}
+	name := fmt.Sprintf("handoff:%s:%s", modeName(p.mode), javaPubSubName(p.java))
+	a, b := newLockClient(t, cl.Client(t), opts), newLockClient(t, cl.Client(t), opts)
 	la, lb := newLock(t, a, name), newLock(t, b, name)
 	ctxA, ctxB := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
 	master, ch := cl.MasterOf(t, name), lockChannelOf(name)
+	mc := nodes[master]
 
 	require.NoError(t, la.Lock(ctxA))
 	type result struct {
@@ -298,6 +332,8 @@ func testHandoff(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.C
 		at  time.Time
 	}
 	got := make(chan result, 1)
+	base, err := pttlCalls(ctx, mc)
+	require.NoError(t, err)
 	go func() {
 		wctx, wcancel := within(ctxB, 10*time.Second)
 		defer wcancel()
@@ -305,33 +341,26 @@ func testHandoff(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.C
 		got <- result{err, time.Now()}
 	}()
 
-	// The waiter subscribes with its mode's kind: sharded on the slot's master, or classic on
-	// whichever node the cluster client picked.
-	var s, c int64
-	var where string
+	// Asleep once it has tried, subscribed and tried again; sharded subscriptions are on the
+	// slot's master, classic ones on whichever node the cluster client picked.
 	require.True(t, waitFor(5*time.Second, func() bool {
-		s, c, where = subCounts(t, nodes, ch)
-		return s+c > 0
-	}), "the waiter never subscribed to %s", ch)
-	if sharded {
-		ms, _, _ := subCounts(t, map[string]rueidis.Client{master: nodes[master]}, ch)
-		assert.Equal(t, int64(1), ms, "SHARDNUMSUB %s on the slot's master %s (all: %s)", ch, master, where)
-		assert.Equal(t, int64(1), s, "sharded subscriptions to %s (%s)", ch, where)
-		assert.Zero(t, c, "classic subscriptions to %s in sharded mode (%s)", ch, where)
-	} else {
-		assert.Equal(t, int64(1), c, "classic subscriptions to %s (%s)", ch, where)
-		assert.Zero(t, s, "sharded subscriptions to %s in classic mode (%s)", ch, where)
-	}
-	t.Logf("mode %s: waiter subscribed to %s (slot master %s): %s", modeName(mode), ch, master, where)
-
-	time.Sleep(200 * time.Millisecond) // let the waiter's second attempt fail and it sleep
+		n, err := pttlCalls(ctx, mc)
+		require.NoError(t, err)
+		return n >= base+2
+	}), "the waiter never tried twice")
+	s, c, where := subCounts(t, nodes, ch)
+	ms, _, _ := subCounts(t, map[string]rueidis.Client{master: mc}, ch)
+	requireListening(t, subs{sharded: s, classic: c, onMaster: ms, where: where}, name, "waiter", p.listens)
 	select {
 	case r := <-got:
 		t.Fatalf("waiter returned %v while A holds the lock", r.err)
 	default:
 	}
+
+	sp0, p0 := publishCalls(t, ctx, mc)
 	unlockAt := time.Now()
 	require.NoError(t, la.Unlock(ctxA))
+	sp1, p1 := publishCalls(t, ctx, mc)
 	var r result
 	select {
 	case r = <-got:
@@ -340,10 +369,13 @@ func testHandoff(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.C
 	}
 	require.NoError(t, r.err, "waiter's Lock")
 	latency := r.at.Sub(unlockAt)
-	t.Logf("mode %s: handoff latency %v (watchdog lease 30 s)", modeName(mode), latency)
+	t.Logf("mode %s, Java %s: waiter subscribed %s (slot master %s); release: %d SPUBLISH, %d PUBLISH; handoff latency %v (watchdog lease 30 s)",
+		modeName(p.mode), javaPubSubName(p.java), where, master, sp1-sp0, p1-p0, latency)
+	assert.Equal(t, once(p.publishes, sharded), sp1-sp0, "the release's SPUBLISH calls")
+	assert.Equal(t, once(p.publishes, classic), p1-p0, "the release's PUBLISH calls")
 	assert.Less(t, latency, 2*time.Second, "waiter woke %v after the unlock", latency)
 
-	// The waiter's subscription ends once it has the lock.
+	// The waiter's subscriptions end once it has the lock.
 	if !waitFor(5*time.Second, func() bool {
 		s, c, where = subCounts(t, nodes, ch)
 		return s+c == 0
@@ -351,6 +383,53 @@ func testHandoff(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.C
 		t.Errorf("subscriptions to %s left after the waiter returned: %s", ch, where)
 	}
 	require.NoError(t, lb.Unlock(ctxB))
+}
+
+// once returns 1 when kinds has k, else 0: how many subscriptions or publishes of kind k
+// one waiter or one release makes.
+func once(kinds, k pubsub.Kinds) int64 {
+	if kinds.Has(k) {
+		return 1
+	}
+	return 0
+}
+
+// publishCalls returns the SPUBLISH and PUBLISH calls on nc (INFO commandstats, calls by
+// scripts included).
+func publishCalls(t *testing.T, ctx context.Context, nc rueidis.Client) (spublish, publish int64) {
+	t.Helper()
+	spublish, err := redistest.CommandCalls(ctx, nc, "spublish")
+	require.NoError(t, err)
+	publish, err = redistest.CommandCalls(ctx, nc, "publish")
+	require.NoError(t, err)
+	return spublish, publish
+}
+
+// TestClusterWithoutShardedPubSub runs the unlock handoff on a cluster whose servers lack the
+// sharded pub/sub commands (SPUBLISH, SSUBSCRIBE and SUNSUBSCRIBE renamed away), as a Redis 6
+// cluster does: rlock subscribes and publishes with classic pub/sub only, whatever the Java
+// services are said to use, Unlock succeeds and wakes the waiter, and PubSubSharded is
+// refused by New.
+func TestClusterWithoutShardedPubSub(t *testing.T) {
+	cl := redistest.StartCluster(t, redistest.WithServerArgs(
+		"--rename-command", "SPUBLISH", "",
+		"--rename-command", "SSUBSCRIBE", "",
+		"--rename-command", "SUNSUBSCRIBE", ""))
+	nodes := map[string]rueidis.Client{}
+	for _, addr := range cl.Addrs() {
+		nodes[addr] = cl.NodeClient(t, addr)
+	}
+	for _, p := range []handoffPlan{
+		{rlock.PubSubAuto, rlock.JavaPubSubUnknown, classic, classic},
+		{rlock.PubSubAuto, rlock.JavaPubSubAuto, classic, classic}, // Redisson's AUTO falls back to classic
+		{rlock.PubSubAuto, rlock.JavaPubSubNone, classic, classic},
+		{rlock.PubSubClassic, rlock.JavaPubSubUnknown, classic, classic},
+		{rlock.PubSubSharded, rlock.JavaPubSubUnknown, 0, 0},
+	} {
+		t.Run(fmt.Sprintf("Handoff_%s_Java%s", modeName(p.mode), javaPubSubName(p.java)), func(t *testing.T) {
+			testHandoff(t, cl, nodes, p)
+		})
+	}
 }
 
 // TestClusterF11KillMaster is the fast form of F11 with kill -9: while 4 goroutines on two

@@ -1,12 +1,10 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,21 +143,10 @@ func (e *env) subscribers(name string) (int64, error) {
 // calls PTTL. The tests make no PTTL call of their own while they read it.
 func (e *env) failedTries() (int64, error) { return pttlCalls(e.ctx, e.rc) }
 
-// pttlCalls returns the PTTL calls in nc's INFO commandstats (0 before the first): the
-// failed acquire attempts on that server or node, see failedTries.
+// pttlCalls returns the PTTL calls on the server or node behind nc (0 before the first):
+// the failed acquire attempts there, see failedTries.
 func pttlCalls(ctx context.Context, nc rueidis.Client) (int64, error) {
-	info, err := nc.Do(ctx, nc.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(strings.NewReader(info))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "cmdstat_pttl:calls="); ok {
-			n, _, _ := strings.Cut(rest, ",")
-			return strconv.ParseInt(n, 10, 64)
-		}
-	}
-	return 0, nil
+	return redistest.CommandCalls(ctx, nc, "pttl")
 }
 
 // mustFailedTries is failedTries for the test's goroutine.

@@ -1,23 +1,35 @@
-// Package pubsub shares one Redis subscription per unlock channel among every local waiter,
-// and wakes waiters with Redisson's rules, so that a blocked acquire sleeps until the holder
-// releases instead of polling.
+// Package pubsub is the waiting core of the lock types of this module: it turns Redisson's
+// unlock messages into wake-ups, so that a blocked acquire sleeps until something is
+// released instead of polling. Package rlock uses it; applications rarely need it directly,
+// only to wait on a Redisson channel of an object this module does not implement.
 //
-// A Subscriber keeps, per channel, one subscription that is opened when the first local
-// Waiter arrives and closed (UNSUBSCRIBE or SUNSUBSCRIBE, confirmed by the server) when the
-// last one leaves. Messages are read as decimal integers, as Redisson publishes them:
+// A Subscriber registers Waiters on channels. Each channel has one subscription per rueidis
+// client, shared by the waiters of every Subscriber on that client, opened when the first
+// waiter arrives and closed (UNSUBSCRIBE or SUNSUBSCRIBE, confirmed by the server) when the
+// last one leaves; a new subscription to a channel waits for the previous one's
+// UNSUBSCRIBE, so the two never cross on the shared connection.
 //
-//   - "0" wakes one waiter, the earliest arrived that has no wake-up pending;
-//   - "1" wakes every waiter;
-//   - any other payload is ignored.
+// Each lock type states its wake rule when it subscribes: a Rule maps a message to the
+// waiters it wakes (WakeN, WakeAll, WakeNone), and the waiters of one Subscriber on one
+// channel are woken in arrival order, skipping those with a wake-up pending. LockRule is
+// Redisson's rule for RLock and the read-write lock ("0" wakes one, "1" wakes all). Other
+// Redisson objects state theirs the same way: a fair lock has one channel per waiter, where
+// any message wakes it; a semaphore's message is the number of released permits, which
+// wakes that many; a countdown latch's "0" wakes all and its other messages none. A wake-up
+// that a closing Waiter received but did not consume passes to the next waiter.
 //
-// When the subscription connection is lost, the client reconnects and subscribes again; on
-// the new confirmation every waiter is woken to re-check, since a release may have been
-// published while no subscription existed. Waiters must still bound each wait by the
-// holder's remaining TTL (Waiter.Wait takes that bound): pub/sub delivers at most once and
-// only to connected subscribers.
+// When a subscription's connection is lost, the client reconnects and subscribes again; on
+// the new confirmation every waiter of the channel is woken to re-check, since a message may
+// have been published while no subscription existed. Waiters must still bound each wait by
+// what they are waiting for (a lock holder's remaining TTL; Waiter.Wait takes that bound):
+// pub/sub delivers at most once and only to connected subscribers.
 //
-// Classic or sharded pub/sub: New takes the choice. Redisson subscribes with SSUBSCRIBE in a
-// Redis Cluster whose servers support sharded pub/sub (its AUTO mode) and with SUBSCRIBE
-// everywhere else; package rlock makes the same choice and, in a cluster, publishes every
-// release with both PUBLISH and SPUBLISH so that Java waiters of either mode wake.
+// Classic or sharded pub/sub: New takes the kinds to subscribe with, one subscription per
+// kind, and Choose decides them for a lock client in a Redis Cluster, where the two kinds do
+// not reach each other, together with the kinds its releases publish with: its waiters
+// listen the ways other services may publish and its releases publish the ways any waiter may
+// listen, with only the commands the servers have. Redisson subscribes with SSUBSCRIBE in a
+// cluster whose servers support sharded pub/sub, unless its shardedSubscriptionMode is OFF,
+// and with SUBSCRIBE everywhere else. A classic PUBLISH in a cluster is forwarded to
+// every node; an SPUBLISH stays in the shard of the channel's slot.
 package pubsub

@@ -2,214 +2,230 @@ package pubsub
 
 import (
 	"context"
+	"slices"
 	"sync"
-	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/goredisson/goredisson/internal/backoff"
 )
 
-// unsubscribeTimeout bounds the UNSUBSCRIBE sent when the last waiter of a channel leaves.
-const unsubscribeTimeout = 5 * time.Second
-
-// Subscriber shares subscriptions among waiters. It is safe for concurrent use. The zero
-// value is not usable: create one with New and end it with Close.
+// Subscriber registers waiters on channels and wakes them by the rules they state. It is
+// safe for concurrent use. The zero value is not usable: create one with New and end it
+// with Close.
+//
+// Every Subscriber on one rueidis client shares that client's subscriptions: a channel has
+// one SUBSCRIBE (or SSUBSCRIBE) per client, opened by the first waiter of any of them and
+// closed by the last. Each Subscriber still applies the rules to its own waiters, as
+// separate Redisson clients would: a message that wakes one waiter wakes one waiter of each
+// Subscriber that has waiters on the channel.
 type Subscriber struct {
-	client  rueidis.Client
-	sharded bool
+	h      *hub
+	listen Kinds
 
-	mu       sync.Mutex
-	entries  map[string]*entry // channel → live subscription
-	draining map[string]*entry // channel → subscription still unsubscribing
-	closed   bool
-	closing  chan struct{}
-	wg       sync.WaitGroup
+	mu        sync.Mutex
+	byChannel map[string]*group   // channel → the group new waiters join
+	groups    map[*group]struct{} // every group with waiters, including ones replaced in byChannel
+	closed    bool
+	closing   chan struct{} // closed when Close starts
+	stopped   chan struct{} // closed when Close has finished
 }
 
-// New returns a Subscriber that subscribes through client, with SSUBSCRIBE when sharded is
-// true and SUBSCRIBE otherwise. The Subscriber never closes client.
-func New(client rueidis.Client, sharded bool) *Subscriber {
+// New returns a Subscriber that subscribes through client with the kinds in listen: SUBSCRIBE
+// for Classic, SSUBSCRIBE for Sharded, both (one subscription each, every message heard on
+// either applied by the rule) for Classic|Sharded; no kind means Classic. Subscribers given the same client value share its
+// subscriptions (a wrapper around a client is another client). The Subscriber never closes
+// client; it must be closed before client is.
+func New(client rueidis.Client, listen Kinds) *Subscriber {
+	if listen &= Classic | Sharded; listen == 0 {
+		listen = Classic
+	}
 	return &Subscriber{
-		client:   client,
-		sharded:  sharded,
-		entries:  make(map[string]*entry),
-		draining: make(map[string]*entry),
-		closing:  make(chan struct{}),
+		h:         openHub(client),
+		listen:    listen,
+		byChannel: make(map[string]*group),
+		groups:    make(map[*group]struct{}),
+		closing:   make(chan struct{}),
+		stopped:   make(chan struct{}),
 	}
 }
 
-// Subscribe registers a waiter on channel and returns once the server has confirmed the
-// channel's subscription, so that no release published after Subscribe returns is missed.
-// Waiters on one channel are served in the order of their Subscribe calls.
+// Subscribe registers a waiter on channel whose wake-ups follow rule, and returns once the
+// server has confirmed the channel's subscriptions (one per kind), so that no message published after
+// Subscribe returns is missed. Waiters on one channel are served in the order of their
+// Subscribe calls. The waiters of one channel must state the same rule (a channel belongs
+// to one object); the rule of the channel's earliest waiter is the one applied.
 //
 // It returns ctx.Err() when ctx ends first, the subscription error when the first attempt to
 // subscribe fails, or ErrClosed. On error nothing stays registered. On success the caller
 // must Close the Waiter.
-func (s *Subscriber) Subscribe(ctx context.Context, channel string) (*Waiter, error) {
+func (s *Subscriber) Subscribe(ctx context.Context, channel string, rule Rule) (*Waiter, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	e := s.entries[channel]
-	if e == nil {
-		e = s.start(channel)
+	g := s.byChannel[channel]
+	if g == nil || g.failed() {
+		g = s.newGroup(channel)
 	}
-	e.refs++
-	w := &Waiter{s: s, e: e, wake: make(chan struct{}, 1)}
-	e.add(w)
+	g.refs++
+	w := &Waiter{g: g, rule: rule, wake: make(chan struct{}, 1)}
+	g.add(w)
 	s.mu.Unlock()
 
-	select {
-	case <-e.ready:
-		if e.err != nil {
+	for _, b := range g.subs {
+		select {
+		case <-b.ready:
+			if b.err != nil {
+				w.Close()
+				return nil, b.err
+			}
+		case <-ctx.Done():
 			w.Close()
-			return nil, e.err
-		}
-		return w, nil
-	case <-ctx.Done():
-		w.Close()
-		return nil, ctx.Err()
-	case <-s.closing:
-		w.Close()
-		return nil, ErrClosed
-	}
-}
-
-// Channels returns the channels that currently have a subscription open or closing.
-func (s *Subscriber) Channels() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.entries)+len(s.draining))
-	for ch := range s.entries {
-		out = append(out, ch)
-	}
-	for ch := range s.draining {
-		if s.entries[ch] == nil {
-			out = append(out, ch)
+			return nil, ctx.Err()
+		case <-s.closing:
+			w.Close()
+			return nil, ErrClosed
 		}
 	}
-	return out
+	return w, nil
 }
 
-// Close ends every subscription, makes pending and later calls return ErrClosed, and returns
-// once every goroutine of the Subscriber has stopped. It is idempotent.
+// Close ends the waits of this Subscriber's waiters with ErrClosed and makes later calls
+// return ErrClosed. It ends the subscriptions that no other Subscriber on the same client
+// uses and returns once they are gone; the last Subscriber on a client returns once every
+// subscription of that client is gone. The subscriptions of other Subscribers are kept.
+// Close is idempotent.
 func (s *Subscriber) Close() {
 	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
-		close(s.closing)
-		for _, e := range s.entries {
-			e.cancel()
-		}
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-}
-
-// start creates the entry of channel and its receive goroutine. Called with s.mu held.
-func (s *Subscriber) start(channel string) *entry {
-	ctx, cancel := context.WithCancel(context.Background())
-	e := &entry{
-		channel: channel,
-		ctx:     ctx,
-		cancel:  cancel,
-		ready:   make(chan struct{}),
-		done:    make(chan struct{}),
-	}
-	prev := s.draining[channel]
-	s.entries[channel] = e
-	s.wg.Add(1)
-	go s.run(e, prev)
-	return e
-}
-
-// release drops one reference to e; the last one ends its subscription.
-func (s *Subscriber) release(e *entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e.refs--
-	if e.refs > 0 {
+	if s.closed {
+		s.mu.Unlock()
+		<-s.stopped
 		return
 	}
-	if s.entries[e.channel] == e {
-		delete(s.entries, e.channel)
+	s.closed = true
+	close(s.closing)
+	var ending []*sub
+	for g := range s.groups {
+		ending = append(ending, g.detach()...)
 	}
-	s.draining[e.channel] = e
-	e.cancel()
-}
-
-// run keeps e subscribed until e.ctx ends. A new subscription to the same channel starts
-// only after the previous one has been unsubscribed, so that the previous UNSUBSCRIBE can
-// never remove it.
-func (s *Subscriber) run(e *entry, prev *entry) {
-	defer s.wg.Done()
-	defer func() {
-		s.mu.Lock()
-		if s.draining[e.channel] == e {
-			delete(s.draining, e.channel)
-		}
-		s.mu.Unlock()
-		close(e.done)
-	}()
-	if prev != nil {
-		select {
-		case <-prev.done:
-		case <-e.ctx.Done():
-			return
-		}
-	}
-	retry := backoff.New(50*time.Millisecond, 2*time.Second)
-	for {
-		err := s.receive(e)
-		if e.ctx.Err() != nil {
-			return
-		}
-		if !e.confirmed() {
-			e.fail(err)
-			return
-		}
-		// The subscription ended while waiters remain: the connection was lost or the
-		// server dropped the channel (slot migration). Messages may have been missed.
-		e.wakeAll()
-		if !retry.Wait(e.ctx) {
-			return
-		}
-	}
-}
-
-// receive runs one subscription until it ends, and unsubscribes on the same connection when
-// it ends because e.ctx was cancelled.
-func (s *Subscriber) receive(e *entry) error {
-	cmd := s.client.B().Subscribe().Channel(e.channel).Build()
-	if s.sharded {
-		cmd = s.client.B().Ssubscribe().Channel(e.channel).Build()
-	}
-	ctx := rueidis.WithOnSubscriptionHook(e.ctx, e.onSubscription)
-	ctx = rueidis.WithOnReceiveReturnHook(ctx, func(err error, c rueidis.CommandClient) error {
-		if e.ctx.Err() == nil {
-			return err
-		}
-		uctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
-		defer cancel()
-		unsub := c.B().Unsubscribe().Channel(e.channel).Build()
-		if s.sharded {
-			unsub = c.B().Sunsubscribe().Channel(e.channel).Build()
-		}
-		c.Do(uctx, unsub)
-		return err
-	})
-	return s.client.Receive(ctx, cmd, e.onMessage)
-}
-
-// Waiting returns the number of local waiters on channel that are blocked in Wait now.
-func (s *Subscriber) Waiting(channel string) int {
-	s.mu.Lock()
-	e := s.entries[channel]
+	clear(s.groups)
+	clear(s.byChannel)
 	s.mu.Unlock()
-	if e == nil {
-		return 0
+	ending = append(ending, s.h.closeHub()...)
+	for _, b := range ending {
+		<-b.done
 	}
-	return int(e.waiting.Load())
+	close(s.stopped)
+}
+
+// newGroup creates the group of channel that new waiters join. Called with s.mu held.
+func (s *Subscriber) newGroup(channel string) *group {
+	g := &group{s: s, channel: channel}
+	for _, k := range []Kinds{Sharded, Classic} {
+		if s.listen.Has(k) {
+			g.subs = append(g.subs, s.h.join(subKey{channel: channel, sharded: k == Sharded}, g))
+		}
+	}
+	s.byChannel[channel] = g
+	s.groups[g] = struct{}{}
+	return g
+}
+
+// release drops one waiter of g; the last one detaches g from its subscriptions.
+func (s *Subscriber) release(g *group) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g.refs--
+	if g.refs > 0 {
+		return
+	}
+	if s.byChannel[g.channel] == g {
+		delete(s.byChannel, g.channel)
+	}
+	delete(s.groups, g)
+	g.detach()
+}
+
+// group is one Subscriber's waiters on one channel, attached to the subscriptions of that
+// channel.
+type group struct {
+	s        *Subscriber
+	channel  string
+	subs     []*sub // set at creation
+	refs     int    // waiters registered; guarded by s.mu
+	detached bool   // left its subscriptions; guarded by s.mu
+
+	mu      sync.Mutex
+	waiters []*Waiter // in arrival order
+}
+
+// detach leaves g's subscriptions and returns those it ended. Called with s.mu held.
+func (g *group) detach() []*sub {
+	if g.detached {
+		return nil
+	}
+	g.detached = true
+	var ending []*sub
+	for _, b := range g.subs {
+		if e := g.s.h.leave(b, g); e != nil {
+			ending = append(ending, e)
+		}
+	}
+	return ending
+}
+
+// failed reports whether a subscription of g failed for good. Called with s.mu held.
+func (g *group) failed() bool {
+	return slices.ContainsFunc(g.subs, g.s.h.failed)
+}
+
+func (g *group) add(w *Waiter) {
+	g.mu.Lock()
+	g.waiters = append(g.waiters, w)
+	g.mu.Unlock()
+}
+
+// remove unregisters w and hands a wake-up w did not consume to the next waiter.
+func (g *group) remove(w *Waiter) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if i := slices.Index(g.waiters, w); i >= 0 {
+		g.waiters = slices.Delete(g.waiters, i, i+1)
+	}
+	select {
+	case <-w.wake:
+		g.wakeLocked(WakeN(1))
+	default:
+	}
+}
+
+// onMessage applies the rule of the earliest waiter to message.
+func (g *group) onMessage(message string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.waiters) > 0 {
+		g.wakeLocked(g.waiters[0].rule(message))
+	}
+}
+
+func (g *group) wake(k Wake) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.wakeLocked(k)
+}
+
+// wakeLocked wakes the waiters k names: all of them, or the k.n earliest that have no
+// wake-up pending. Called with g.mu held.
+func (g *group) wakeLocked(k Wake) {
+	n := k.n
+	for _, w := range g.waiters {
+		if !k.all && n == 0 {
+			return
+		}
+		select {
+		case w.wake <- struct{}{}:
+			n--
+		default:
+		}
+	}
 }

@@ -3,6 +3,7 @@ package pubsub
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,30 +40,79 @@ func publish(t *testing.T, rc rueidis.Client, channel, msg string) {
 
 func woken(w *Waiter) bool { return len(w.wake) == 1 }
 
-func subscribeN(t *testing.T, s *Subscriber, channel string, n int) []*Waiter {
+// wokenSet returns which of ws have a wake-up pending.
+func wokenSet(ws []*Waiter) []bool {
+	out := make([]bool, len(ws))
+	for i, w := range ws {
+		out[i] = woken(w)
+	}
+	return out
+}
+
+func subscribeN(t *testing.T, s *Subscriber, channel string, n int, rule Rule) []*Waiter {
 	ws := make([]*Waiter, n)
 	for i := range ws {
-		w, err := s.Subscribe(ctxFor(t), channel)
+		w, err := s.Subscribe(ctxFor(t), channel, rule)
 		require.NoError(t, err)
 		ws[i] = w
 	}
 	return ws
 }
 
-func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	s := New(srv.Client(t), false)
-	defer s.Close()
-	ch := channelName()
-	ws := subscribeN(t, s, ch, 20)
-	assert.Equal(t, int64(1), numsub(t, rc, ch), "20 waiters share one subscription")
+func closeAll(ws []*Waiter) {
 	for _, w := range ws {
 		w.Close()
 	}
+}
+
+// newSubscriber returns a Subscriber on rc, closed in t.Cleanup (before rc, created earlier).
+func newSubscriber(t *testing.T, rc rueidis.Client, listen Kinds) *Subscriber {
+	s := New(rc, listen)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// subOf returns the subscription that s's waiters on channel use.
+func subOf(t *testing.T, s *Subscriber, channel string) *sub {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.byChannel[channel]
+	require.NotNil(t, g, "no waiters on %s", channel)
+	return g.subs[0]
+}
+
+// idle reports whether the hub of s has no subscription, live or ending.
+func idle(s *Subscriber) bool {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	return len(s.h.live) == 0 && len(s.h.draining) == 0
+}
+
+// registered reports whether rc has a hub.
+func registered(rc rueidis.Client) bool {
+	hubs.Lock()
+	defer hubs.Unlock()
+	return hubs.m[rc] != nil
+}
+
+// requireWokenBy publishes msg on channel and waits, at most 5 s, until cond holds.
+func requireWokenBy(t *testing.T, rc rueidis.Client, channel, msg string, cond func() bool, what string) {
+	t.Helper()
+	publish(t, rc, channel, msg)
+	require.Eventually(t, cond, 5*time.Second, time.Millisecond, what)
+}
+
+func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	s := newSubscriber(t, srv.Client(t), Classic)
+	ch := channelName()
+	ws := subscribeN(t, s, ch, 20, LockRule)
+	assert.Equal(t, int64(1), numsub(t, rc, ch), "20 waiters share one subscription")
+	closeAll(ws)
 	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
 		"the last waiter's Close unsubscribes")
-	require.Eventually(t, func() bool { return len(s.Channels()) == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return idle(s) }, 5*time.Second, 5*time.Millisecond)
 	chans, err := rc.Do(context.Background(), rc.B().PubsubChannels().Pattern(ch).Build()).AsStrSlice()
 	require.NoError(t, err)
 	assert.Empty(t, chans)
@@ -71,126 +121,315 @@ func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
 func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := New(srv.Client(t), false)
-	defer s.Close()
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	for range 50 { // the next subscription starts while the previous one is unsubscribing
-		w := subscribeN(t, s, ch, 1)[0]
+		w := subscribeN(t, s, ch, 1, LockRule)[0]
 		assert.Equal(t, int64(1), numsub(t, rc, ch))
 		w.Close()
 	}
 	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
 }
 
-func TestWakeRules(t *testing.T) {
+// TestLockRule: RLock's and the read-write lock's rule, Redisson's LockPubSub.
+func TestLockRule(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := New(srv.Client(t), false)
-	defer s.Close()
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
-	ws := subscribeN(t, s, ch, 3)
-	defer func() {
-		for _, w := range ws {
-			w.Close()
-		}
-	}()
+	ws := subscribeN(t, s, ch, 3, LockRule)
+	defer closeAll(ws)
 
 	publish(t, rc, ch, "7") // ignored
-	publish(t, rc, ch, "0") // wakes the first to arrive
-	require.Eventually(t, func() bool { return woken(ws[0]) }, 5*time.Second, time.Millisecond)
-	assert.False(t, woken(ws[1]))
+	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) }, "0 wakes the first to arrive")
+	assert.Equal(t, []bool{true, false, false}, wokenSet(ws), "7 wakes none, 0 wakes one")
+
+	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[1]) }, "the first has a wake-up pending: the next one is woken")
 	assert.False(t, woken(ws[2]))
 
-	publish(t, rc, ch, "0") // the first has a wake-up pending: the next one is woken
-	require.Eventually(t, func() bool { return woken(ws[1]) }, 5*time.Second, time.Millisecond)
-	assert.False(t, woken(ws[2]))
-
-	require.NoError(t, ws[0].Wait(ctxFor(t), -1), "a pending wake-up is consumed at once")
+	require.NoError(t, ws[0].Wait(ctxFor(t)), "a pending wake-up is consumed at once")
 	assert.False(t, woken(ws[0]))
 
-	publish(t, rc, ch, "1") // wakes all
-	require.Eventually(t, func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) },
-		5*time.Second, time.Millisecond)
+	requireWokenBy(t, rc, ch, "1", func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) }, "1 wakes all")
+}
+
+// TestRulesOfTheLockFamily: the rules the other Redisson objects state, on real messages.
+func TestRulesOfTheLockFamily(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	s := newSubscriber(t, srv.Client(t), Classic)
+
+	t.Run("FairLock", func(t *testing.T) { // one channel per waiter: any message wakes it
+		anyMessage := func(string) Wake { return WakeN(1) }
+		chA, chB := channelName(), channelName()
+		a, b := subscribeN(t, s, chA, 1, anyMessage)[0], subscribeN(t, s, chB, 1, anyMessage)[0]
+		defer a.Close()
+		defer b.Close()
+		requireWokenBy(t, rc, chB, "0", func() bool { return woken(b) }, "the message on b's channel wakes b")
+		assert.False(t, woken(a), "and not the waiter of another channel")
+		requireWokenBy(t, rc, chA, "whatever", func() bool { return woken(a) }, "any message wakes")
+	})
+
+	t.Run("Semaphore", func(t *testing.T) { // the message is the number of released permits
+		permits := func(m string) Wake {
+			n, err := strconv.Atoi(m)
+			if err != nil {
+				return WakeNone
+			}
+			return WakeN(n)
+		}
+		ch := channelName()
+		ws := subscribeN(t, s, ch, 5, permits)
+		defer closeAll(ws)
+		requireWokenBy(t, rc, ch, "2", func() bool { return woken(ws[0]) && woken(ws[1]) }, "2 permits wake two")
+		assert.Equal(t, []bool{true, true, false, false, false}, wokenSet(ws))
+		requireWokenBy(t, rc, ch, "9", func() bool { return woken(ws[2]) && woken(ws[3]) && woken(ws[4]) },
+			"more permits than waiters wake every waiter without a pending wake-up")
+		for _, w := range ws {
+			require.NoError(t, w.Wait(ctxFor(t)))
+		}
+		publish(t, rc, ch, "x")
+		publish(t, rc, ch, "0")
+		requireWokenBy(t, rc, ch, "1", func() bool { return woken(ws[0]) }, "1 permit wakes the first")
+		assert.Equal(t, []bool{true, false, false, false, false}, wokenSet(ws), "a non-number and 0 wake none")
+	})
+
+	t.Run("CountDownLatch", func(t *testing.T) { // "0": the count reached zero
+		latch := func(m string) Wake {
+			if m == "0" {
+				return WakeAll
+			}
+			return WakeNone
+		}
+		ch := channelName()
+		ws := subscribeN(t, s, ch, 3, latch)
+		defer closeAll(ws)
+		publish(t, rc, ch, "1") // a new count: wakes none
+		requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) }, "0 wakes all")
+		for _, w := range ws {
+			require.NoError(t, w.Wait(ctxFor(t)))
+		}
+		assert.Equal(t, []bool{false, false, false}, wokenSet(ws), "1 woke none")
+	})
 }
 
 func TestCloseHandsPendingWakeToNext(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := New(srv.Client(t), false)
-	defer s.Close()
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
-	ws := subscribeN(t, s, ch, 2)
+	ws := subscribeN(t, s, ch, 2, LockRule)
 	defer ws[1].Close()
-	publish(t, rc, ch, "0")
-	require.Eventually(t, func() bool { return woken(ws[0]) }, 5*time.Second, time.Millisecond)
+	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) }, "0 wakes the first")
 	ws[0].Close() // leaves without consuming its wake-up
 	assert.True(t, woken(ws[1]), "the wake-up is not lost")
 }
 
 func TestWaitBounds(t *testing.T) {
 	srv := redistest.Shared(t)
-	s := New(srv.Client(t), false)
-	defer s.Close()
-	w := subscribeN(t, s, channelName(), 1)[0]
+	s := newSubscriber(t, srv.Client(t), Classic)
+	w := subscribeN(t, s, channelName(), 1, LockRule)[0]
 	defer w.Close()
 
 	start := time.Now()
-	require.NoError(t, w.Wait(ctxFor(t), 50*time.Millisecond), "the time bound ends the wait")
+	require.NoError(t, w.WaitAtMost(ctxFor(t), 50*time.Millisecond), "the time bound ends the wait")
 	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	assert.ErrorIs(t, w.Wait(ctx, -1), context.DeadlineExceeded)
+	assert.ErrorIs(t, w.Wait(ctx), context.DeadlineExceeded)
 }
 
 func TestCancelledSubscribeLeavesNothing(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	s := New(srv.Client(t), false)
-	defer s.Close()
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Subscribe(ctx, ch)
+	_, err := s.Subscribe(ctx, ch, LockRule)
 	assert.ErrorIs(t, err, context.Canceled)
-	require.Eventually(t, func() bool { return len(s.Channels()) == 0 && numsub(t, rc, ch) == 0 },
+	require.Eventually(t, func() bool { return idle(s) && numsub(t, rc, ch) == 0 },
 		5*time.Second, 5*time.Millisecond)
 }
 
 func TestCloseEndsWaits(t *testing.T) {
 	srv := redistest.Shared(t)
-	s := New(srv.Client(t), false)
-	w := subscribeN(t, s, channelName(), 1)[0]
+	s := New(srv.Client(t), Classic)
+	w := subscribeN(t, s, channelName(), 1, LockRule)[0]
 	done := make(chan error, 1)
-	go func() { done <- w.Wait(context.Background(), -1) }()
+	go func() { done <- w.Wait(context.Background()) }()
 	s.Close()
 	assert.ErrorIs(t, <-done, ErrClosed)
 	w.Close()
-	_, err := s.Subscribe(ctxFor(t), channelName())
+	_, err := s.Subscribe(ctxFor(t), channelName(), LockRule)
 	assert.ErrorIs(t, err, ErrClosed)
+	s.Close() // idempotent
 }
 
 func TestReconnectResubscribesAndWakesAll(t *testing.T) { // F6
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	src := srv.Client(t)
-	s := New(src, false)
-	defer s.Close()
+	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
-	ws := subscribeN(t, s, ch, 2)
-	defer func() {
-		for _, w := range ws {
-			w.Close()
-		}
-	}()
+	ws := subscribeN(t, s, ch, 2, LockRule)
+	defer closeAll(ws)
 	redistest.KillSubscribers(t, rc)
 	require.Eventually(t, func() bool { return woken(ws[0]) && woken(ws[1]) }, 10*time.Second, time.Millisecond,
 		"every waiter is woken to re-check after the subscription comes back")
 	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 1 }, 10*time.Second, 5*time.Millisecond)
 	for _, w := range ws {
-		require.NoError(t, w.Wait(ctxFor(t), -1))
+		require.NoError(t, w.Wait(ctxFor(t)))
 	}
+	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) }, "messages arrive on the new subscription")
+}
+
+// TestBackoffResetsAfterConfirmedSubscription: the delay before subscribing again starts
+// from its minimum after every subscription the server confirmed. Without the reset the
+// sixth loss in a row would wait 1.6 s. The client does not retry by itself, so that every
+// lost connection ends a Receive and goes through the Subscriber's own retry.
+func TestBackoffResetsAfterConfirmedSubscription(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	s := newSubscriber(t, srv.Client(t, func(o *rueidis.ClientOption) { o.DisableRetry = true }), Classic)
+	ch := channelName()
+	w := subscribeN(t, s, ch, 1, LockRule)[0]
+	defer w.Close()
+	b := subOf(t, s, ch)
+	for round := range 6 {
+		require.Equal(t, round+1, b.confirmations())
+		redistest.KillSubscribers(t, rc)
+		lost := time.Now()
+		require.Eventually(t, func() bool { return b.confirmations() == round+2 }, 10*time.Second, time.Millisecond,
+			"round %d: not subscribed again", round)
+		again := time.Since(lost)
+		t.Logf("round %d: subscribed again after %v", round, again)
+		assert.Less(t, again, time.Second, "round %d: the delay grew across confirmed subscriptions", round)
+	}
+	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 1 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// TestSubscribersOnOneClientShareSubscriptions: waiters of Subscriber A come and go on a
+// channel while B's waiter waits on it; A's leaving never unsubscribes B, so B's waiter,
+// whose Wait has no time bound, is woken by the message.
+func TestSubscribersOnOneClientShareSubscriptions(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc, shared := srv.Client(t), srv.Client(t)
+	a, b := newSubscriber(t, shared, Classic), newSubscriber(t, shared, Classic)
+	ch := channelName()
+	wb := subscribeN(t, b, ch, 1, LockRule)[0]
+	defer wb.Close()
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(ctxFor(t))
+		wa, err := a.Subscribe(ctx, ch, LockRule)
+		require.NoError(t, err, "round %d", i)
+		cancel()
+		assert.ErrorIs(t, wa.Wait(ctx), context.Canceled)
+		wa.Close()
+		require.Equal(t, int64(1), numsub(t, rc, ch), "round %d: one subscription for both Subscribers", i)
+	}
+	assert.Equal(t, 1, subOf(t, b, ch).confirmations(), "B's subscription was never lost")
+	assert.False(t, woken(wb))
 	publish(t, rc, ch, "0")
-	require.Eventually(t, func() bool { return woken(ws[0]) }, 5*time.Second, time.Millisecond,
-		"messages arrive on the new subscription")
+	ctx, cancel := context.WithTimeout(ctxFor(t), 5*time.Second)
+	defer cancel()
+	require.NoError(t, wb.Wait(ctx), "B's waiter is woken by the message")
+}
+
+// TestClosingOneSubscriberKeepsTheOthers: Close ends its own waiters only; the channel
+// stays subscribed for the other Subscriber, and the last user unsubscribes.
+func TestClosingOneSubscriberKeepsTheOthers(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc, shared := srv.Client(t), srv.Client(t)
+	a, b := New(shared, Classic), New(shared, Classic)
+	ch := channelName()
+	wa := subscribeN(t, a, ch, 1, LockRule)[0]
+	wb := subscribeN(t, b, ch, 1, LockRule)[0]
+	ended := make(chan error, 1)
+	go func() { ended <- wa.Wait(context.Background()) }()
+	a.Close()
+	assert.ErrorIs(t, <-ended, ErrClosed, "A's waiter")
+	wa.Close()
+	assert.Equal(t, int64(1), numsub(t, rc, ch), "B's subscription is kept")
+	assert.True(t, registered(shared))
+
+	requireWokenBy(t, rc, ch, "0", func() bool { return woken(wb) }, "B's waiter still hears the channel")
+	require.NoError(t, wb.Wait(ctxFor(t)))
+	wb.Close()
+	b.Close()
+	assert.Zero(t, numsub(t, rc, ch), "the last Subscriber's Close has unsubscribed")
+	assert.False(t, registered(shared), "nothing is kept for the client")
+}
+
+// TestEachSubscriberAppliesTheRule: a message wakes, by the rule, waiters of every
+// Subscriber, as it would separate Redisson clients.
+func TestEachSubscriberAppliesTheRule(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc, shared := srv.Client(t), srv.Client(t)
+	a, b := newSubscriber(t, shared, Classic), newSubscriber(t, shared, Classic)
+	ch := channelName()
+	wa := subscribeN(t, a, ch, 2, LockRule)
+	defer closeAll(wa)
+	wb := subscribeN(t, b, ch, 2, LockRule)
+	defer closeAll(wb)
+	requireWokenBy(t, rc, ch, "0", func() bool { return woken(wa[0]) && woken(wb[0]) }, "0 wakes one waiter of each")
+	assert.Equal(t, []bool{true, false}, wokenSet(wa))
+	assert.Equal(t, []bool{true, false}, wokenSet(wb))
+}
+
+// shardnumsub returns the number of server-side sharded subscribers of channel.
+func shardnumsub(t *testing.T, rc rueidis.Client, channel string) int64 {
+	m, err := rc.Do(context.Background(), rc.B().PubsubShardnumsub().Channel(channel).Build()).AsIntMap()
+	require.NoError(t, err)
+	return m[channel]
+}
+
+// TestListenBothKinds: a Subscriber that listens both ways has one subscription of each
+// kind per channel; a message of either kind wakes by the rule, so a release published
+// both ways wakes two waiters. A Subscriber on the same client that listens one way shares
+// that kind's subscription.
+func TestListenBothKinds(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc, shared := srv.Client(t), srv.Client(t)
+	both, classic := newSubscriber(t, shared, Classic|Sharded), newSubscriber(t, shared, Classic)
+	ch := channelName()
+	ws := subscribeN(t, both, ch, 3, LockRule)
+	wc := subscribeN(t, classic, ch, 1, LockRule)[0]
+	assert.Equal(t, int64(1), numsub(t, rc, ch), "one SUBSCRIBE for both Subscribers")
+	assert.Equal(t, int64(1), shardnumsub(t, rc, ch), "one SSUBSCRIBE")
+
+	spublish := func(msg string) {
+		require.NoError(t, rc.Do(context.Background(), rc.B().Spublish().Channel(ch).Message(msg).Build()).Error())
+	}
+	spublish("0")
+	require.Eventually(t, func() bool { return woken(ws[0]) }, 5*time.Second, time.Millisecond, "SPUBLISH wakes")
+	assert.Equal(t, []bool{true, false, false}, wokenSet(ws))
+	assert.False(t, woken(wc), "the classic Subscriber does not hear SPUBLISH")
+
+	publish(t, rc, ch, "0")
+	spublish("0")
+	require.Eventually(t, func() bool { return woken(ws[1]) && woken(ws[2]) && woken(wc) }, 5*time.Second, time.Millisecond,
+		"a release published both ways wakes two waiters of the Subscriber that listens both ways")
+
+	closeAll(ws)
+	require.Eventually(t, func() bool { return shardnumsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
+		"the last waiter that listens sharded unsubscribes")
+	assert.Equal(t, int64(1), numsub(t, rc, ch), "the classic subscription stays for the other Subscriber")
+	wc.Close()
+	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// TestChooseOutsideACluster: on a single server every plan is classic.
+func TestChooseOutsideACluster(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	for _, mode := range []Mode{ModeAuto, ModeSharded, ModeClassic} {
+		for _, others := range []Kinds{0, Classic, Sharded, Classic | Sharded} {
+			plan, err := Choose(ctxFor(t), rc, mode, others)
+			require.NoError(t, err)
+			assert.Equal(t, Plan{Listen: Classic, Publish: Classic}, plan, "mode %d, others %s", mode, others)
+		}
+	}
+	assert.Equal(t, []string{"PUBLISH"}, Classic.PublishCommands())
+	assert.Equal(t, []string{"SPUBLISH", "PUBLISH"}, (Classic | Sharded).PublishCommands())
 }

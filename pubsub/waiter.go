@@ -9,26 +9,28 @@ import (
 // Waiter is one local waiter's place on a shared subscription. Its methods are meant for
 // the one goroutine that waits; Close may be called from any goroutine.
 type Waiter struct {
-	s    *Subscriber
-	e    *entry
+	g    *group
+	rule Rule
 	wake chan struct{} // one slot: wake-ups that arrive while one is pending merge
 
 	closeOnce sync.Once
 }
 
-// Wait blocks until the waiter is woken by a release message (or a resubscription), until
-// max has passed, or until ctx ends. A negative max means no time bound. It returns nil when
-// woken or when max passed, ctx.Err() when ctx ended, and ErrClosed when the Subscriber was
-// closed. A wake-up that arrived before Wait was called is consumed at once.
-func (w *Waiter) Wait(ctx context.Context, max time.Duration) error {
-	var timeout <-chan time.Time
-	if max >= 0 {
-		t := time.NewTimer(max)
-		defer t.Stop()
-		timeout = t.C
-	}
-	w.e.waiting.Add(1)
-	defer w.e.waiting.Add(-1)
+// Wait blocks until the waiter is woken by a message (as its rule says) or by a
+// resubscription, or until ctx ends. It returns nil when woken, ctx.Err() when ctx ended,
+// and ErrClosed when the Subscriber was closed. A wake-up that arrived before Wait was
+// called is consumed at once.
+func (w *Waiter) Wait(ctx context.Context) error { return w.wait(ctx, nil) }
+
+// WaitAtMost is Wait bounded by d: it also returns nil once d has passed. Lock types bound
+// each wait by the holder's remaining lease, since pub/sub may lose a message.
+func (w *Waiter) WaitAtMost(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	return w.wait(ctx, t.C)
+}
+
+func (w *Waiter) wait(ctx context.Context, timeout <-chan time.Time) error {
 	select {
 	case <-w.wake:
 		return nil
@@ -36,17 +38,17 @@ func (w *Waiter) Wait(ctx context.Context, max time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-w.s.closing:
+	case <-w.g.s.closing:
 		return ErrClosed
 	}
 }
 
 // Close removes the waiter. A wake-up it received but did not consume passes to the next
-// waiter, and the last waiter of a channel ends the channel's subscription. Close is
-// idempotent and does not block on Redis.
+// waiter of its Subscriber on the channel, and the last waiter of a channel on the client
+// ends the channel's subscription. Close is idempotent and does not block on Redis.
 func (w *Waiter) Close() {
 	w.closeOnce.Do(func() {
-		w.e.remove(w)
-		w.s.release(w.e)
+		w.g.remove(w)
+		w.g.s.release(w.g)
 	})
 }

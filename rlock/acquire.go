@@ -105,7 +105,7 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 		sctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	w, err := l.c.subs.Subscribe(sctx, l.channel)
+	w, err := l.c.subs.Subscribe(sctx, l.channel, pubsub.LockRule)
 	if err != nil {
 		return l.waitError(ctx, err)
 	}
@@ -115,8 +115,7 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 		if err != nil || a.acquired {
 			return err
 		}
-		sleep := a.ttl
-		limited := a.expires // a holder key without TTL: wait for a message only
+		sleep, limited := a.ttl, a.expires // a holder key without TTL: wait for a message only
 		if wait.limited {
 			left := time.Until(deadline)
 			if left <= 0 {
@@ -126,10 +125,12 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 				sleep, limited = left, true
 			}
 		}
-		if !limited {
-			sleep = -1
+		if limited {
+			err = w.WaitAtMost(ctx, sleep)
+		} else {
+			err = w.Wait(ctx)
 		}
-		if err := w.Wait(ctx, sleep); err != nil {
+		if err != nil {
 			return l.waitError(ctx, err)
 		}
 	}

@@ -38,8 +38,10 @@ type Client struct {
 }
 
 // New returns a Client that talks to Redis through rc, with a fresh random client id. It
-// never closes rc. With a Redis Cluster client and PubSubAuto it asks the server once
-// (PUBSUB SHARDNUMSUB, bounded by ctx) whether sharded pub/sub is supported.
+// never closes rc. With a Redis Cluster client it asks the server once (COMMAND INFO,
+// bounded by ctx) which pub/sub commands it has and chooses how to subscribe and publish
+// (PubSubMode, JavaPubSub); it fails with an error wrapping pubsub.ErrUnsupported when the
+// cluster lacks the pub/sub that PubSub asks for.
 //
 // It returns ErrNilClient for a nil rc, ErrInvalidOptions (naming the field) for an option
 // out of range, and the server's error when the cluster probe cannot reach Redis.
@@ -51,26 +53,16 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 	if err != nil {
 		return nil, err
 	}
-	sharded, publish := false, []string{"PUBLISH"}
-	if rc.Mode() == rueidis.ClientModeCluster {
-		switch opts.PubSub {
-		case PubSubSharded:
-			sharded, publish = true, []string{"SPUBLISH"}
-		case PubSubAuto:
-			err := rc.Do(ctx, rc.B().PubsubShardnumsub().Build()).Error()
-			if _, isRedis := rueidis.IsRedisErr(err); err != nil && !isRedis {
-				return nil, fmt.Errorf("rlock: probing sharded pub/sub: %w", err)
-			}
-			sharded = err == nil
-			publish = []string{"SPUBLISH", "PUBLISH"}
-		}
+	plan, err := opts.plan(ctx, rc)
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{
 		rc:      rc,
 		id:      uuid.NewString(),
 		opts:    opts,
-		publish: publish,
-		subs:    pubsub.New(rc, sharded),
+		publish: plan.Publish.PublishCommands(),
+		subs:    pubsub.New(rc, plan.Listen),
 		latches: newLatchSweeper(rc),
 		leaseMs: strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
 	}
@@ -149,3 +141,23 @@ func (c *Client) goBackground(f func()) bool {
 
 // field returns the hash field of owner o: "<client-uuid>:<owner>".
 func (c *Client) field(o Owner) string { return c.id + ":" + o.String() }
+
+// plan returns the pub/sub of a Client with these options on rc (pubsub.Choose).
+func (o Options) plan(ctx context.Context, rc rueidis.Client) (pubsub.Plan, error) {
+	java := map[JavaPubSub]pubsub.Kinds{
+		JavaPubSubUnknown: pubsub.Classic | pubsub.Sharded,
+		JavaPubSubAuto:    pubsub.Sharded,
+		JavaPubSubClassic: pubsub.Classic,
+		JavaPubSubNone:    0,
+	}
+	others, ok := java[o.JavaPubSub]
+	if !ok {
+		return pubsub.Plan{}, fmt.Errorf("%w: JavaPubSub %d is not a JavaPubSub", ErrInvalidOptions, o.JavaPubSub)
+	}
+	mode := map[PubSubMode]pubsub.Mode{PubSubAuto: pubsub.ModeAuto, PubSubSharded: pubsub.ModeSharded, PubSubClassic: pubsub.ModeClassic}
+	plan, err := pubsub.Choose(ctx, rc, mode[o.PubSub], others)
+	if err != nil {
+		return pubsub.Plan{}, fmt.Errorf("rlock: choosing pub/sub: %w", err)
+	}
+	return plan, nil
+}

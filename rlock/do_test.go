@@ -84,7 +84,7 @@ func TestDoReleasesOnPanic(t *testing.T) {
 
 func TestTryDo(t *testing.T) {
 	srv := redistest.Shared(t)
-	c, _ := newClient(t, srv, Options{})
+	c, rc := newClient(t, srv, Options{})
 	other, _ := newClient(t, srv, Options{})
 	name := lockName(t)
 	l := newLock(t, c, name)
@@ -98,8 +98,10 @@ func TestTryDo(t *testing.T) {
 	assert.ErrorIs(t, l.TryDo(ctx, -1, func(context.Context) error { return nil }), ErrInvalidWait)
 
 	done := make(chan error, 1)
+	tries := failedTries(t, rc)
 	go func() { done <- l.TryDo(ctx, 5*time.Second, func(context.Context) error { ran = true; return nil }) }()
-	require.Eventually(t, func() bool { return c.subs.Waiting(l.channel) == 1 }, 5*time.Second, time.Millisecond)
+	// Asleep once it has tried, subscribed and tried again.
+	require.Eventually(t, func() bool { return failedTries(t, rc) >= tries+2 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, other.NewLock(name).Unlock(holder))
 	require.NoError(t, <-done)
 	assert.True(t, ran)

@@ -28,20 +28,52 @@ const (
 // each lease (1% plus 10 ms, see Lock.Held) would leave nothing.
 const minWatchdogTimeout = 50 * time.Millisecond
 
-// PubSubMode chooses between classic (SUBSCRIBE/PUBLISH) and sharded (SSUBSCRIBE/SPUBLISH)
-// pub/sub for unlock messages. It matters only with a Redis Cluster client: Redisson uses
-// classic pub/sub on every other topology, and so does rlock.
+// PubSubMode chooses how the Client's waiters subscribe to unlock messages: classic
+// (SUBSCRIBE/PUBLISH) or sharded (SSUBSCRIBE/SPUBLISH) pub/sub. It matters only with a Redis
+// Cluster client, where the two kinds do not reach each other: Redisson uses classic pub/sub
+// on every other topology, and so does rlock. Releases are published the ways that the
+// Client's waiters and, per JavaPubSub, the Java services' waiters listen, with only the
+// commands the servers have: in a cluster, New asks the server once which of SPUBLISH,
+// SSUBSCRIBE, PUBLISH and SUBSCRIBE it has. Every Go service on the same lock names is
+// assumed to use the same PubSub and JavaPubSub.
 type PubSubMode int
 
 const (
-	// PubSubAuto is Redisson's AUTO: in a cluster, subscribe with SSUBSCRIBE when the server
-	// answers PUBSUB SHARDNUMSUB (Redis 7+), else with SUBSCRIBE; publish releases with both
-	// SPUBLISH and PUBLISH so Java waiters of either mode wake.
+	// PubSubAuto listens the ways the Java services publish and publishes the ways they
+	// listen, with sharded pub/sub where the servers have it (Redis 7+) and classic
+	// elsewhere. With the default JavaPubSubUnknown, in a cluster with sharded pub/sub, its
+	// waiters subscribe both ways and its releases are published both ways, so that Java
+	// services of any shardedSubscriptionMode wake and are heard; a Go release then reaches
+	// a Go waiter twice, and the second message only makes one more waiter try once more.
 	PubSubAuto PubSubMode = iota
-	// PubSubSharded always uses SSUBSCRIBE and SPUBLISH in a cluster.
+	// PubSubSharded always subscribes with SSUBSCRIBE in a cluster; New fails with a
+	// cluster that lacks sharded pub/sub.
 	PubSubSharded
-	// PubSubClassic always uses SUBSCRIBE and PUBLISH.
+	// PubSubClassic always subscribes with SUBSCRIBE.
 	PubSubClassic
+)
+
+// JavaPubSub tells a Client how the Java Redisson services that lock the same names
+// subscribe in a Redis Cluster (Redisson's shardedSubscriptionMode, since 3.29.0), so that
+// releases are published only the ways some waiter listens. In a cluster, every classic
+// PUBLISH is forwarded over the cluster bus to every node, whether or not any client there
+// subscribes; an SPUBLISH reaches only the shard of the channel's slot. It matters only with
+// a Redis Cluster client.
+type JavaPubSub int
+
+const (
+	// JavaPubSubUnknown: Java services may subscribe either way. Releases are published
+	// with both SPUBLISH and PUBLISH, and PubSubAuto waiters subscribe both ways.
+	JavaPubSubUnknown JavaPubSub = iota
+	// JavaPubSubAuto: every Java service uses a cluster config with shardedSubscriptionMode
+	// AUTO (Redisson's default) or ON, or a Redisson from 3.22.0 to 3.28: SSUBSCRIBE and
+	// SPUBLISH where the servers have sharded pub/sub, SUBSCRIBE and PUBLISH elsewhere.
+	JavaPubSubAuto
+	// JavaPubSubClassic: Java services use shardedSubscriptionMode OFF, a single-server
+	// config pointed at a cluster node, or a Redisson before 3.22.0: SUBSCRIBE and PUBLISH.
+	JavaPubSubClassic
+	// JavaPubSubNone: no Java service locks these names.
+	JavaPubSubNone
 )
 
 // Options configure a Client. The zero value means Redisson's defaults.
@@ -60,6 +92,9 @@ type Options struct {
 	ReleaseTimeout time.Duration
 	// PubSub chooses classic or sharded pub/sub in a cluster. Zero means PubSubAuto.
 	PubSub PubSubMode
+	// JavaPubSub tells how the Java services on the same lock names subscribe in a
+	// cluster. Zero means JavaPubSubUnknown: either way.
+	JavaPubSub JavaPubSub
 	// ReplicaAck, when positive, makes every acquisition wait until at least one replica
 	// has the write (WAIT 1 on the connection of the acquire script), for at most this
 	// long; when no replica acknowledged in time, the hold is given back and the acquire

@@ -69,6 +69,7 @@ func (r Reply) String() string {
 type config struct {
 	watchdog     time.Duration
 	cluster      []string
+	shardedMode  string
 	startTimeout time.Duration
 	logLevel     string
 	javaArgs     []string
@@ -83,6 +84,12 @@ func WithWatchdog(d time.Duration) Option { return func(c *config) { c.watchdog 
 // WithCluster switches the peer to cluster mode with these node addresses
 // (redis://host:port); the redisAddr given to Start is then ignored.
 func WithCluster(nodes ...string) Option { return func(c *config) { c.cluster = nodes } }
+
+// WithShardedSubscriptionMode sets Redisson's shardedSubscriptionMode in cluster mode:
+// "AUTO" (Redisson's default), "ON" or "OFF". It needs WithCluster.
+func WithShardedSubscriptionMode(mode string) Option {
+	return func(c *config) { c.shardedMode = mode }
+}
 
 // WithStartTimeout bounds the wait for the peer's "ready" line (default 60s).
 func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
@@ -125,12 +132,18 @@ func Start(t testing.TB, jar string, redisAddr string, opts ...Option) *Peer {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.shardedMode != "" && len(cfg.cluster) == 0 {
+		t.Fatalf("javapeer: WithShardedSubscriptionMode(%q) needs WithCluster", cfg.shardedMode)
+	}
 	java := javaBinary(t)
 
 	args := append(append([]string{}, DefaultJVMArgs...), cfg.javaArgs...)
 	args = append(args, "-jar", jar, "--log-level="+cfg.logLevel)
 	if len(cfg.cluster) > 0 {
 		args = append(args, "--cluster="+strings.Join(cfg.cluster, ","))
+		if cfg.shardedMode != "" {
+			args = append(args, "--sharded-subscription-mode="+cfg.shardedMode)
+		}
 	} else {
 		args = append(args, "--redis="+redisAddr)
 	}

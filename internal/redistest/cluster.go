@@ -53,15 +53,34 @@ type Cluster struct {
 	mu sync.Mutex // serializes fault helpers
 }
 
+// ClusterOption changes how [StartCluster] starts its nodes.
+type ClusterOption func(*clusterConfig)
+
+type clusterConfig struct {
+	serverArgs []string
+}
+
+// WithServerArgs adds args to the command line of every node, on every start, after the
+// harness's own: for example "--rename-command", "SPUBLISH", "" to run a cluster without
+// that command. An empty argument is passed as an empty string.
+func WithServerArgs(args ...string) ClusterOption {
+	return func(c *clusterConfig) { c.serverArgs = append(c.serverArgs, args...) }
+}
+
 // StartCluster starts a 6-node Redis Cluster (--cluster-replicas 1) on free loopback ports,
-// each node with --cluster-node-timeout 1000 and no persistence, creates it with
+// each node with --cluster-node-timeout 1000, no persistence and the args of any
+// [WithServerArgs], creates it with
 // `redis-cli --cluster create`, and returns once every node reports cluster_state:ok with all
 // 16384 slots served, all nodes agree on the slot owners, and every replica's link to its
 // master is up (about 2-3 s). The processes are SIGKILLed in t.Cleanup, which then also
 // waits (at most 6 s, only after a topology change) for the goroutines with which rueidis
 // cluster clients close replaced connections 5 s late, so that [Main]'s leak check passes.
-func StartCluster(t testing.TB) *Cluster {
+func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 	t.Helper()
+	var cfg clusterConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	begin := time.Now()
 	bin, cli := lookRedis(t, "redis-server"), lookRedis(t, "redis-cli")
 	c := &Cluster{}
@@ -77,7 +96,7 @@ func StartCluster(t testing.TB) *Cluster {
 			if err != nil {
 				return nil
 			}
-			return []string{bin,
+			return append([]string{bin,
 				"--port", port,
 				"--bind", "127.0.0.1",
 				"--cluster-enabled", "yes",
@@ -90,7 +109,7 @@ func StartCluster(t testing.TB) *Cluster {
 				"--daemonize", "no",
 				"--dir", n.dir,
 				"--logfile", filepath.Join(n.dir, "redis.log"),
-			}
+			}, cfg.serverArgs...)
 		})
 		if err != nil {
 			t.Fatalf("redistest: cluster node %d: %v", i, err)

@@ -22,7 +22,9 @@ import org.redisson.api.RBucket;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
+import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.ShardedSubscriptionMode;
 
 /**
  * A Redisson peer driven over stdin/stdout by the Go interop tests (integration/javapeer).
@@ -36,6 +38,8 @@ import org.redisson.config.Config;
  * <p>Options ({@code --name=value}, or the environment variable in brackets):
  * {@code --redis} [PEER_REDIS] single server address, default redis://127.0.0.1:6379;
  * {@code --cluster} [PEER_CLUSTER] comma-separated node addresses (cluster mode, overrides --redis);
+ * {@code --sharded-subscription-mode} [PEER_SHARDED_SUBSCRIPTION_MODE] AUTO, ON or OFF: the cluster
+ * config's shardedSubscriptionMode, default Redisson's AUTO (cluster mode only);
  * {@code --watchdog-ms} [PEER_WATCHDOG_MS] lockWatchdogTimeout, default Redisson's 30000;
  * {@code --log-level} [PEER_LOG_LEVEL] slf4j-simple level on stderr, default warn.
  */
@@ -65,9 +69,16 @@ public final class Peer {
             config.setLockWatchdogTimeout(Long.parseLong(watchdog));
         }
         String cluster = opt(opts, "cluster", "PEER_CLUSTER", "");
+        String sharded = opt(opts, "sharded-subscription-mode", "PEER_SHARDED_SUBSCRIPTION_MODE", "");
         if (!cluster.isEmpty()) {
-            config.useClusterServers().addNodeAddress(cluster.split(","));
+            ClusterServersConfig servers = config.useClusterServers().addNodeAddress(cluster.split(","));
+            if (!sharded.isEmpty()) {
+                servers.setShardedSubscriptionMode(ShardedSubscriptionMode.valueOf(sharded));
+            }
         } else {
+            if (!sharded.isEmpty()) {
+                throw new IllegalArgumentException("--sharded-subscription-mode needs --cluster");
+            }
             config.useSingleServer().setAddress(opt(opts, "redis", "PEER_REDIS", "redis://127.0.0.1:6379"));
         }
 

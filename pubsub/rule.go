@@ -1,0 +1,38 @@
+package pubsub
+
+// Wake is how many waiters one message wakes: none, a number of them, or all of them. The
+// zero value wakes none.
+type Wake struct {
+	n   int
+	all bool
+}
+
+// WakeNone wakes no waiter: the message means nothing to the waiters of this rule.
+var WakeNone = Wake{}
+
+// WakeAll wakes every waiter of the channel.
+var WakeAll = Wake{all: true}
+
+// WakeN wakes the n earliest waiters that have no wake-up pending, or every such waiter when
+// fewer wait. n ≤ 0 wakes none.
+func WakeN(n int) Wake { return Wake{n: max(n, 0)} }
+
+// Rule states what a message means to the waiters of one kind of object: it maps a message,
+// as published (Redisson publishes decimal integers), to the waiters it wakes. Each lock
+// type states its rule at Subscribe. Rules are called for every message received, on the
+// subscription's receive goroutine, while the channel's waiters are locked: they must be
+// fast and must not block.
+type Rule func(message string) Wake
+
+// LockRule is the rule of Redisson's LockPubSub, shared by RLock and the read-write lock:
+// "0" (a lock released) wakes one waiter, "1" (a write lock released, after which every
+// reader may enter) wakes all; any other message wakes none.
+func LockRule(message string) Wake {
+	switch message {
+	case "0":
+		return WakeN(1)
+	case "1":
+		return WakeAll
+	}
+	return WakeNone
+}
