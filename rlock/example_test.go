@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -85,4 +86,24 @@ func Example_reentrancy() {
 	// hold count: 2
 	// true rlock: TryLock "example:reentrancy": held by another owner
 	// locked: false
+}
+
+// Errors match the package's sentinels with errors.Is, and name the call and the lock.
+func Example_errors() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	report := locks.NewLock("example:errors")
+	holder := rlock.NewOwner(context.Background())
+	_ = report.Lock(holder)
+	defer report.Unlock(holder)
+
+	ctx := rlock.NewOwner(context.Background())
+	err := report.TryLock(ctx, 100*time.Millisecond, 0)
+	switch {
+	case errors.Is(err, rlock.ErrLocked):
+		fmt.Println("busy:", err) // another owner kept it for the whole wait
+	case err != nil:
+		fmt.Println(err) // ctx ended, Redis unreachable, bad input: nothing is held
+	}
+	// Output: busy: rlock: TryLock "example:errors": held by another owner
 }
