@@ -168,16 +168,16 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) error {
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
-			if err := tw.stop(sctx); err != nil {
-				fmt.Fprintf(stderr, "could not remove the throwaway Redis (%s): %v\n", tw.describe(), err)
+			if err := tw.Stop(sctx); err != nil {
+				fmt.Fprintf(stderr, "could not remove the throwaway Redis (%s): %v\n", tw.Describe(), err)
 				return
 			}
-			fmt.Fprintf(stderr, "throwaway Redis removed (%s)\n", tw.describe())
+			fmt.Fprintf(stderr, "throwaway Redis removed (%s)\n", tw.Describe())
 		}()
-		fmt.Fprintf(stderr, "throwaway Redis: %s on %s (removed on exit, Ctrl-C included)\n", tw.describe(), tw.addr)
-		t = redisTarget{raw: "redis://" + tw.addr, source: "throwaway", display: tw.addr,
-			opt: rueidis.ClientOption{InitAddress: []string{tw.addr}}}
-		redisWhat = tw.addr + " (throwaway " + tw.describe() + ")"
+		fmt.Fprintf(stderr, "throwaway Redis: %s on %s (removed on exit, Ctrl-C included)\n", tw.Describe(), tw.Addr)
+		t = redisTarget{raw: "redis://" + tw.Addr, source: "throwaway", display: tw.Addr,
+			opt: rueidis.ClientOption{InitAddress: []string{tw.Addr}}}
+		redisWhat = tw.Addr + " (throwaway " + tw.Describe() + ")"
 	}
 	rc, err := a.connect(ctx, t)
 	if err != nil {
