@@ -62,6 +62,7 @@ tests; a container left behind by a killed demo is removed with
 Exit code 1 also when a check fails (oversell, duplicate order, a period without exactly
 one report), which is the expected outcome of --unsafe.`
 
+// demoOpts are the settings of `goredisson demo`.
 type demoOpts struct {
 	buyerOpts
 	processes  int
@@ -96,16 +97,10 @@ func (a *app) demoCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	o.buyerOpts.register(f)
 	f.IntVar(&o.processes, "processes", 3, "worker processes")
-	f.IntVar(&o.goroutines, "goroutines", 4, "buyer goroutines per process")
 	f.IntVar(&o.stock, "stock", 500, "initial stock: units to sell")
-	f.StringVar(&o.product, "product", "42", "product id P: the lock is lock:stock:P")
-	f.DurationVar(&o.think, "think", 100*time.Millisecond, "mean pause of a buyer between two purchases (randomized x0.5-1.5)")
-	f.DurationVar(&o.work, "work", 2*time.Millisecond, "time a purchase spends under the lock")
-	f.DurationVar(&o.period, "report-every", time.Second, "period of the scheduled report (one run per period)")
-	f.Float64Var(&o.resend, "resend", 0.1, "share of orders sent twice with the same id (0-1)")
 	f.DurationVar(&o.maxTime, "max-time", 2*time.Minute, "give up (exit 1) if the demo runs longer")
-	f.BoolVar(&o.unsafe, "unsafe", false, "buy WITHOUT the lock, to see the oversell it prevents")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar")
 	return cmd
 }
@@ -275,19 +270,8 @@ func (a *app) startWorkers(ctx context.Context, t redisTarget, o demoOpts, stder
 	defer closeAfterReaders()
 	var procs []*workerProc
 	for i := 1; i <= o.processes; i++ {
-		args := []string{"demo-worker",
-			"--timeout", a.timeout.String(),
-			"--worker", strconv.Itoa(i),
-			"--product", o.product,
-			"--goroutines", strconv.Itoa(o.goroutines),
-			"--think", o.think.String(),
-			"--work", o.work.String(),
-			"--report-every", o.period.String(),
-			"--resend", strconv.FormatFloat(o.resend, 'f', -1, 64),
-		}
-		if o.unsafe {
-			args = append(args, "--unsafe")
-		}
+		args := append([]string{"demo-worker", "--timeout", a.timeout.String(), "--worker", strconv.Itoa(i)},
+			o.buyerOpts.args()...)
 		cmd := exec.Command(exe, args...)
 		cmd.Env = env
 		cmd.Stderr = &prefixWriter{w: stderr, prefix: fmt.Sprintf("worker %d: ", i)}
