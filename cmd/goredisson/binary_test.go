@@ -21,6 +21,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/testcontainers/testcontainers-go"
 
+	"github.com/goredisson/goredisson/internal/redisserver"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
@@ -106,7 +107,9 @@ func TestBinary(t *testing.T) {
 				t.Fatal(err)
 			}
 			started := make(chan string, 1)
+			readDone := make(chan struct{}) // closed at the end of stderr, before Wait closes the pipe
 			go func() {
+				defer close(readDone)
 				sc := bufio.NewScanner(stderr)
 				for sc.Scan() {
 					errBuf.WriteString(sc.Text() + "\n")
@@ -138,12 +141,16 @@ func TestBinary(t *testing.T) {
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
+			select {
+			case <-readDone:
+			case <-ctx.Done():
+				t.Fatalf("stderr still open after Ctrl-C; so far:\n%s", errBuf.String())
+			}
 			err = cmd.Wait()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
 				t.Errorf("exit %v, want %d", err, exitInterrupted)
 			}
-			time.Sleep(50 * time.Millisecond) // the stderr reader's last lines
 			t.Logf("stderr:\n%s", errBuf.String())
 			if !strings.Contains(errBuf.String(), "goredisson: interrupted") {
 				t.Error("no \"interrupted\" message")
@@ -300,7 +307,7 @@ func runBin(t *testing.T, bin string, env []string, stdin string, args ...string
 // closedAddr returns a loopback address where nothing listens.
 func closedAddr(t *testing.T) string {
 	t.Helper()
-	port, err := freePort()
+	port, err := redisserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,7 @@ tests; a container left behind by a killed demo is removed with
 Exit code 1 also when a check fails (oversell, duplicate order, a period without exactly
 one report), which is the expected outcome of --unsafe.`
 
+// demoOpts are the settings of `goredisson demo`.
 type demoOpts struct {
 	buyerOpts
 	processes  int
@@ -96,16 +97,10 @@ func (a *app) demoCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	o.buyerOpts.register(f)
 	f.IntVar(&o.processes, "processes", 3, "worker processes")
-	f.IntVar(&o.goroutines, "goroutines", 4, "buyer goroutines per process")
 	f.IntVar(&o.stock, "stock", 500, "initial stock: units to sell")
-	f.StringVar(&o.product, "product", "42", "product id P: the lock is lock:stock:P")
-	f.DurationVar(&o.think, "think", 100*time.Millisecond, "mean pause of a buyer between two purchases (randomized x0.5-1.5)")
-	f.DurationVar(&o.work, "work", 2*time.Millisecond, "time a purchase spends under the lock")
-	f.DurationVar(&o.period, "report-every", time.Second, "period of the scheduled report (one run per period)")
-	f.Float64Var(&o.resend, "resend", 0.1, "share of orders sent twice with the same id (0-1)")
 	f.DurationVar(&o.maxTime, "max-time", 2*time.Minute, "give up (exit 1) if the demo runs longer")
-	f.BoolVar(&o.unsafe, "unsafe", false, "buy WITHOUT the lock, to see the oversell it prevents")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar")
 	return cmd
 }
@@ -168,16 +163,16 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) error {
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
-			if err := tw.stop(sctx); err != nil {
-				fmt.Fprintf(stderr, "could not remove the throwaway Redis (%s): %v\n", tw.describe(), err)
+			if err := tw.Stop(sctx); err != nil {
+				fmt.Fprintf(stderr, "could not remove the throwaway Redis (%s): %v\n", tw.Describe(), err)
 				return
 			}
-			fmt.Fprintf(stderr, "throwaway Redis removed (%s)\n", tw.describe())
+			fmt.Fprintf(stderr, "throwaway Redis removed (%s)\n", tw.Describe())
 		}()
-		fmt.Fprintf(stderr, "throwaway Redis: %s on %s (removed on exit, Ctrl-C included)\n", tw.describe(), tw.addr)
-		t = redisTarget{raw: "redis://" + tw.addr, source: "throwaway", display: tw.addr,
-			opt: rueidis.ClientOption{InitAddress: []string{tw.addr}}}
-		redisWhat = tw.addr + " (throwaway " + tw.describe() + ")"
+		fmt.Fprintf(stderr, "throwaway Redis: %s on %s (removed on exit, Ctrl-C included)\n", tw.Describe(), tw.Addr)
+		t = redisTarget{raw: "redis://" + tw.Addr, source: "throwaway", display: tw.Addr,
+			opt: rueidis.ClientOption{InitAddress: []string{tw.Addr}}}
+		redisWhat = tw.Addr + " (throwaway " + tw.Describe() + ")"
 	}
 	rc, err := a.connect(ctx, t)
 	if err != nil {
@@ -275,19 +270,8 @@ func (a *app) startWorkers(ctx context.Context, t redisTarget, o demoOpts, stder
 	defer closeAfterReaders()
 	var procs []*workerProc
 	for i := 1; i <= o.processes; i++ {
-		args := []string{"demo-worker",
-			"--timeout", a.timeout.String(),
-			"--worker", strconv.Itoa(i),
-			"--product", o.product,
-			"--goroutines", strconv.Itoa(o.goroutines),
-			"--think", o.think.String(),
-			"--work", o.work.String(),
-			"--report-every", o.period.String(),
-			"--resend", strconv.FormatFloat(o.resend, 'f', -1, 64),
-		}
-		if o.unsafe {
-			args = append(args, "--unsafe")
-		}
+		args := append([]string{"demo-worker", "--timeout", a.timeout.String(), "--worker", strconv.Itoa(i)},
+			o.buyerOpts.args()...)
 		cmd := exec.Command(exe, args...)
 		cmd.Env = env
 		cmd.Stderr = &prefixWriter{w: stderr, prefix: fmt.Sprintf("worker %d: ", i)}

@@ -4,5 +4,5 @@ package main
 
 import "syscall"
 
-// childAttr: outside Linux, children keep the default attributes (no parent-death signal).
+// childAttr: outside Linux, workers keep the default attributes (no parent-death signal).
 func childAttr() *syscall.SysProcAttr { return nil }

@@ -47,17 +47,7 @@ type workerReport struct {
 	HandoffMicros      []int64 `json:"handoff_us"`          // previous holder's last write -> acquired, for waits
 }
 
-// buyerOpts are the settings the demo passes on to each worker process.
-type buyerOpts struct {
-	product    string
-	goroutines int
-	think      time.Duration
-	work       time.Duration
-	period     time.Duration
-	resend     float64
-	unsafe     bool
-}
-
+// workerOpts are the settings of one demo-worker process.
 type workerOpts struct {
 	buyerOpts
 	index int
@@ -76,13 +66,7 @@ func (a *app) demoWorkerCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.index, "worker", 1, "worker number")
-	f.StringVar(&o.product, "product", "42", "product id")
-	f.IntVar(&o.goroutines, "goroutines", 4, "buyers in this process")
-	f.DurationVar(&o.think, "think", 100*time.Millisecond, "mean pause between two purchases of one buyer")
-	f.DurationVar(&o.work, "work", 2*time.Millisecond, "time spent under the lock per purchase")
-	f.DurationVar(&o.period, "report-every", time.Second, "report period")
-	f.Float64Var(&o.resend, "resend", 0.1, "share of orders sent twice")
-	f.BoolVar(&o.unsafe, "unsafe", false, "buy without the lock")
+	o.buyerOpts.register(f)
 	return cmd
 }
 

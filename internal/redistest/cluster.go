@@ -16,13 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
 // Topologies ([StartCluster], [StartSentinel]) always run redis-server child processes on
@@ -91,25 +91,25 @@ func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 
 	ports := newPortPicker()
 	for i := range 6 {
-		n, err := startNode(ctx, ports, filepath.Join(dir, strconv.Itoa(i)), func(port string, n *node) []string {
+		n, err := startNode(ctx, ports, filepath.Join(dir, strconv.Itoa(i)), func(port, dir string) ([]string, error) {
 			bus, err := ports.pick()
 			if err != nil {
-				return nil
+				return nil, err
 			}
 			return append([]string{bin,
 				"--port", port,
 				"--bind", "127.0.0.1",
 				"--cluster-enabled", "yes",
 				"--cluster-port", strconv.Itoa(bus),
-				"--cluster-config-file", filepath.Join(n.dir, "nodes.conf"),
+				"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 				"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10),
 				"--save", "",
 				"--appendonly", "no",
 				"--repl-diskless-sync-delay", "0",
 				"--daemonize", "no",
-				"--dir", n.dir,
-				"--logfile", filepath.Join(n.dir, "redis.log"),
-			}, cfg.serverArgs...)
+				"--dir", dir,
+				"--logfile", filepath.Join(dir, "redis.log"),
+			}, cfg.serverArgs...), nil
 		})
 		if err != nil {
 			t.Fatalf("redistest: cluster node %d: %v", i, err)
@@ -123,7 +123,7 @@ func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 	if err != nil {
 		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
 	}
-	if err := poll(ctx, "a healthy cluster", c.healthy); err != nil {
+	if err := redisserver.Poll(ctx, "a healthy cluster", c.healthy); err != nil {
 		t.Fatalf("%v\n%s", err, c.logTails())
 	}
 	announce(t, ModeProcess, "Redis Cluster: 6 redis-server processes, "+bin)
@@ -222,15 +222,10 @@ func (c *Cluster) Kill(t testing.TB, addr string) {
 func (c *Cluster) Restart(t testing.TB, addr string) {
 	t.Helper()
 	c.fault(t, "Restart", addr, []serverState{running, paused, killed}, running, func(ctx context.Context, n *node) error {
-		if n.getState() != killed {
-			if err := n.kill(ctx); err != nil {
-				return err
-			}
-		}
-		if err := n.start(ctx); err != nil {
+		if err := n.restart(ctx); err != nil {
 			return err
 		}
-		return poll(ctx, "a healthy cluster after restarting "+addr, c.healthy)
+		return redisserver.Poll(ctx, "a healthy cluster after restarting "+addr, c.healthy)
 	})
 }
 
@@ -285,7 +280,7 @@ func (c *Cluster) Failover(t testing.TB, replicaAddr string, force bool) {
 			t.Fatalf("redistest: %s to %s (attempt %d): %v", strings.Join(args, " "), replicaAddr, attempt, err)
 		}
 		actx, acancel := context.WithTimeout(ctx, failoverRetry)
-		err = poll(actx, replicaAddr+" to be master of a healthy cluster", func() error {
+		err = redisserver.Poll(actx, replicaAddr+" to be master of a healthy cluster", func() error {
 			if role, err := nodeRole(replicaAddr); err != nil || role != "master" {
 				return fmt.Errorf("ROLE of %s is %q (%v)", replicaAddr, role, err)
 			}
@@ -298,7 +293,7 @@ func (c *Cluster) Failover(t testing.TB, replicaAddr string, force bool) {
 		t.Logf("redistest: %s to %s, attempt %d, not done after %v: %v", strings.Join(args, " "), replicaAddr, attempt, failoverRetry, err)
 		if role, rerr := nodeRole(replicaAddr); rerr == nil && role == "master" {
 			// Master already: only the cluster's health is pending; keep waiting for it.
-			if err = poll(ctx, "a healthy cluster after failover to "+replicaAddr, c.healthy); err == nil {
+			if err = redisserver.Poll(ctx, "a healthy cluster after failover to "+replicaAddr, c.healthy); err == nil {
 				return
 			}
 		}
@@ -326,7 +321,7 @@ func (c *Cluster) wait(t testing.TB, what string, check func() error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), topologyTimeout)
 	defer cancel()
-	if err := poll(ctx, what, check); err != nil {
+	if err := redisserver.Poll(ctx, what, check); err != nil {
 		t.Fatalf("%v\n%s", err, c.logTails())
 	}
 }
@@ -650,8 +645,8 @@ func (v *clusterView) signature(live []string) string {
 // node is one redis-server (or sentinel) child process of a topology. Its state is one of
 // running, paused, killed, terminated.
 type node struct {
-	process
-	argv []string // argv of every start; argv[0] is the binary
+	*redisserver.Process
+	addr string // the Process's Addr
 
 	stateMu sync.Mutex
 	state   serverState
@@ -669,71 +664,35 @@ func (n *node) setState(s serverState) {
 	n.stateMu.Unlock()
 }
 
-// startNode creates dir, picks a free port and starts a node whose argv argvFor builds from
-// the port; it retries with another port when the port was taken meanwhile.
-func startNode(ctx context.Context, ports *portPicker, dir string, argvFor func(port string, n *node) []string) (*node, error) {
+// startNode creates dir and starts in it a node whose argv argvFor builds from a port that
+// ports picks; it retries with another port when the port was taken meanwhile. The node
+// must log to dir/redis.log.
+func startNode(ctx context.Context, ports *portPicker, dir string, argvFor func(port, dir string) ([]string, error)) (*node, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	n := &node{}
-	n.dir = dir
-	for range portAttempts {
-		port, err := ports.pick()
-		if err != nil {
-			return nil, err
-		}
-		n.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		n.argv = argvFor(strconv.Itoa(port), n)
-		if n.argv == nil {
-			return nil, errors.New("redistest: no free port")
-		}
-		n.bin = n.argv[0]
-		if err = n.start(ctx); err == nil {
-			return n, nil
-		}
-		if !strings.Contains(n.logTail(), "Address already in use") {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("redistest: no free port after %d attempts", portAttempts)
-}
-
-// start launches the node with its argv and waits until it answers PING.
-func (n *node) start(ctx context.Context) error {
-	cmd := exec.Command(n.argv[0], n.argv[1:]...)
-	cmd.Dir = n.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("redistest: start %s: %w", n.argv[0], err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	n.cmd, n.done = cmd, done
-	n.setState(running)
-	err := poll(ctx, "redis-server on "+n.addr, func() error {
-		select {
-		case <-done:
-			return giveUp(errExited)
-		default:
-		}
-		return ping(n.addr, pingTimeout)
+	p, err := redisserver.LaunchOnFreePort(ctx, ports.pick, func(port int) (redisserver.Spec, error) {
+		argv, err := argvFor(strconv.Itoa(port), dir)
+		return redisserver.Spec{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, Argv: argv}, err
 	})
 	if err != nil {
-		_ = n.process.kill(context.WithoutCancel(ctx))
-		n.setState(killed)
-		if errors.Is(err, errExited) {
-			return fmt.Errorf("redistest: %s exited at start; log:\n%s", n.addr, n.logTail())
-		}
-		return fmt.Errorf("%w; log:\n%s", err, n.logTail())
+		return nil, fmt.Errorf("redistest: %w", err)
 	}
+	return &node{Process: p, addr: p.Addr()}, nil
+}
+
+// restart kills the node if it runs and starts it again with the same argv.
+func (n *node) restart(ctx context.Context) error {
+	if err := n.Process.Restart(ctx); err != nil {
+		n.setState(killed)
+		return err
+	}
+	n.setState(running)
 	return nil
 }
 
 func (n *node) kill(ctx context.Context) error {
-	if err := n.process.kill(ctx); err != nil {
+	if err := n.Process.Kill(ctx); err != nil {
 		return err
 	}
 	n.setState(killed)
@@ -741,7 +700,7 @@ func (n *node) kill(ctx context.Context) error {
 }
 
 func (n *node) pause(ctx context.Context) error {
-	if err := n.process.pause(ctx); err != nil {
+	if err := n.Process.Pause(ctx); err != nil {
 		return err
 	}
 	n.setState(paused)
@@ -749,7 +708,7 @@ func (n *node) pause(ctx context.Context) error {
 }
 
 func (n *node) resume(ctx context.Context) error {
-	if err := n.process.resume(ctx); err != nil {
+	if err := n.Process.Resume(ctx); err != nil {
 		return err
 	}
 	n.setState(running)
@@ -757,10 +716,7 @@ func (n *node) resume(ctx context.Context) error {
 }
 
 func (n *node) terminate(ctx context.Context) error {
-	if n.cmd == nil {
-		return nil
-	}
-	err := n.process.kill(ctx)
+	err := n.Process.Stop(ctx)
 	n.setState(terminated)
 	return err
 }
@@ -769,7 +725,7 @@ func (n *node) terminate(ctx context.Context) error {
 func logTails(nodes []*node) string {
 	var b strings.Builder
 	for _, n := range nodes {
-		fmt.Fprintf(&b, "--- %s (%s) log tail:\n%s\n", n.addr, n.getState(), n.logTail())
+		fmt.Fprintf(&b, "--- %s (%s) log tail:\n%s\n", n.addr, n.getState(), n.LogTail())
 	}
 	return b.String()
 }
@@ -795,7 +751,7 @@ func (p *portPicker) pick() (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for range 100 {
-		port, err := freePort()
+		port, err := redisserver.FreePort()
 		if err != nil {
 			return 0, err
 		}

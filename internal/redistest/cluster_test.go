@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
 // clusterDo runs "cmd key args..." through c with a 5 s deadline.
@@ -114,7 +116,7 @@ func TestClusterKillRestartAndFailover(t *testing.T) {
 	// SIGKILL of a master: its replica takes over by itself.
 	begin := time.Now()
 	cl.Kill(t, master)
-	if err := ping(master, 200*time.Millisecond); err == nil {
+	if err := redisserver.Ping(master, 200*time.Millisecond); err == nil {
 		t.Fatalf("killed node %s still answers", master)
 	}
 	if got := cl.MasterOf(t, key); got != replica {
@@ -170,11 +172,11 @@ func TestClusterPauseResume(t *testing.T) {
 	m := cl.MasterOf(t, "x")
 	r := cl.ReplicaOf(t, m)
 	cl.Pause(t, r)
-	if err := ping(r, 200*time.Millisecond); err == nil {
+	if err := redisserver.Ping(r, 200*time.Millisecond); err == nil {
 		t.Fatalf("paused node %s answers PING", r)
 	}
 	cl.Resume(t, r)
-	if err := ping(r, time.Second); err != nil {
+	if err := redisserver.Ping(r, time.Second); err != nil {
 		t.Fatalf("resumed node %s: %v", r, err)
 	}
 	cl.WaitHealthy(t)

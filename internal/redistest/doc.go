@@ -1,4 +1,8 @@
-// Package redistest gives tests a real Redis 7.0 server on 127.0.0.1.
+// Package redistest gives tests a real Redis 7.0 server on 127.0.0.1. The servers are
+// those of internal/redisserver (which the goredisson command's demo uses too); this
+// package ties them to tests: ownership and cleanup, a server shared by a test binary,
+// fault helpers that fail the test, rueidis clients, a goroutine leak check, and Redis
+// Cluster and Sentinel deployments of redis-server processes.
 //
 // A test binary that uses this package calls [Main] from its TestMain:
 //

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
 // mainRunning is set by Main; Shared requires it.
@@ -27,7 +29,7 @@ var mainRunning atomic.Bool
 // exits the process: with the tests' code, or 1 when stopping a server or the leak
 // check failed.
 func Main(m *testing.M, extra ...goleak.Option) {
-	setEnvDefaults()
+	redisserver.SetTestcontainersEnv()
 	mainRunning.Store(true)
 	code := 0
 	if err := exportShared(); err != nil {
@@ -53,20 +55,6 @@ func Main(m *testing.M, extra ...goleak.Option) {
 // be stopped from here. Keep it empty unless a goroutine is proven unavoidable.
 func leakOptions() []goleak.Option {
 	return nil
-}
-
-// setEnvDefaults sets the testcontainers variables these machines need unless they
-// are already set. It must run before testcontainers reads its configuration (once
-// per process, on first use).
-func setEnvDefaults() {
-	for k, v := range map[string]string{
-		"TESTCONTAINERS_RYUK_DISABLED": "true",      // the reaper's image cannot be pulled
-		"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", // /.dockerenv would make it dial the gateway
-	} {
-		if _, ok := os.LookupEnv(k); !ok {
-			_ = os.Setenv(k, v)
-		}
-	}
 }
 
 // live holds every server started and not yet stopped.
@@ -120,7 +108,7 @@ func exportShared() error {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv == nil && shared.err == nil {
-		shared.srv, shared.err = newServer(nil, "", true)
+		shared.srv, shared.err = newServer(nil, "", true, ProcessOptions{})
 	}
 	if shared.err != nil {
 		return fmt.Errorf("redistest: shared server for %s: %w", exportEnv, shared.err)

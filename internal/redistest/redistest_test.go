@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -34,7 +36,7 @@ func forEachMode(t *testing.T, f func(t *testing.T, mode string)) {
 
 func modeUnavailable(mode string) error {
 	if mode == ModeContainer {
-		return dockerReady()
+		return redisserver.DockerReady()
 	}
 	_, err := exec.LookPath("redis-server")
 	return err
@@ -93,7 +95,7 @@ func TestRestartKeepsAddrAndLosesData(t *testing.T) {
 		if s.Addr != addr {
 			t.Fatalf("Addr changed across Restart: %s -> %s", addr, s.Addr)
 		}
-		if err := ping(addr, time.Second); err != nil {
+		if err := redisserver.Ping(addr, time.Second); err != nil {
 			t.Fatalf("raw PING after Restart: %v", err)
 		}
 		// The client's old connection died with the server; rueidis redials.
@@ -118,11 +120,11 @@ func TestKillRefusesConnectionsUntilRestart(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode string) {
 		s := startMode(t, mode)
 		s.Kill(t)
-		if err := ping(s.Addr, time.Second); err == nil {
+		if err := redisserver.Ping(s.Addr, time.Second); err == nil {
 			t.Fatal("PING answered after Kill")
 		}
 		s.Restart(t)
-		if err := ping(s.Addr, time.Second); err != nil {
+		if err := redisserver.Ping(s.Addr, time.Second); err != nil {
 			t.Fatalf("PING after Restart: %v", err)
 		}
 	})
@@ -143,7 +145,7 @@ func TestPauseBlocksCommandsUntilResume(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("GET on a paused server = %v, want context.DeadlineExceeded", err)
 		}
-		if err := ping(s.Addr, 300*time.Millisecond); err == nil {
+		if err := redisserver.Ping(s.Addr, 300*time.Millisecond); err == nil {
 			t.Fatal("raw PING answered while paused")
 		}
 
@@ -162,11 +164,11 @@ func TestKillWhilePausedThenRestart(t *testing.T) {
 		s := startMode(t, mode)
 		s.Pause(t)
 		s.Kill(t)
-		if err := ping(s.Addr, 300*time.Millisecond); err == nil {
+		if err := redisserver.Ping(s.Addr, 300*time.Millisecond); err == nil {
 			t.Fatal("PING answered after Kill")
 		}
 		s.Restart(t)
-		if err := ping(s.Addr, time.Second); err != nil {
+		if err := redisserver.Ping(s.Addr, time.Second); err != nil {
 			t.Fatalf("PING after Restart: %v", err)
 		}
 	})
@@ -184,39 +186,5 @@ func TestSharedIsOnePerBinary(t *testing.T) {
 	}
 	if got, err := do(t, c, "GET", key).ToString(); err != nil || got != "1" {
 		t.Fatalf("GET = %q, %v", got, err)
-	}
-}
-
-func TestRequestedMode(t *testing.T) {
-	for _, tc := range []struct{ env, want string }{
-		{"", modeAuto}, {"auto", modeAuto}, {"container", ModeContainer}, {"process", ModeProcess},
-	} {
-		t.Setenv(EnvMode, tc.env)
-		if got, err := requestedMode(); err != nil || got != tc.want {
-			t.Errorf("%s=%q: got %q, %v; want %q", EnvMode, tc.env, got, err, tc.want)
-		}
-	}
-	t.Setenv(EnvMode, "docker")
-	if _, err := requestedMode(); err == nil || !strings.Contains(err.Error(), EnvMode) {
-		t.Errorf("%s=docker: err = %v, want an error naming %s", EnvMode, err, EnvMode)
-	}
-}
-
-func TestMissingImageSaysHowToBuild(t *testing.T) {
-	if err := dockerReady(); err != nil && strings.Contains(err.Error(), "no Docker engine") {
-		t.Skipf("no Docker engine: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := probeImage(ctx, "goredisson/redis:no-such-tag")
-	if err == nil || !strings.Contains(err.Error(), "scripts/redis-image/build.sh") {
-		t.Fatalf("probeImage(missing tag) = %v, want a message naming scripts/redis-image/build.sh", err)
-	}
-}
-
-func TestProcState(t *testing.T) {
-	st, err := procState(os.Getpid())
-	if err != nil || (st != 'R' && st != 'S') {
-		t.Fatalf("procState(self) = %c, %v; want R or S", st, err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
 // SentinelMasterSet is the name under which the sentinels of [StartSentinel] monitor the
@@ -61,7 +63,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 	ports := newPortPicker()
 	var masterPort string
 	for i := range 3 {
-		n, err := startNode(ctx, ports, filepath.Join(dir, "redis"+strconv.Itoa(i)), func(port string, n *node) []string {
+		n, err := startNode(ctx, ports, filepath.Join(dir, "redis"+strconv.Itoa(i)), func(port, dir string) ([]string, error) {
 			argv := []string{bin,
 				"--port", port,
 				"--bind", "127.0.0.1",
@@ -69,13 +71,13 @@ func StartSentinel(t testing.TB) *Sentinel {
 				"--appendonly", "no",
 				"--repl-diskless-sync-delay", "0",
 				"--daemonize", "no",
-				"--dir", n.dir,
-				"--logfile", filepath.Join(n.dir, "redis.log"),
+				"--dir", dir,
+				"--logfile", filepath.Join(dir, "redis.log"),
 			}
 			if i > 0 {
 				argv = append(argv, "--replicaof", "127.0.0.1", masterPort)
 			}
-			return argv
+			return argv, nil
 		})
 		if err != nil {
 			t.Fatalf("redistest: sentinel data node %d: %v", i, err)
@@ -86,8 +88,8 @@ func StartSentinel(t testing.TB) *Sentinel {
 		s.data = append(s.data, n)
 	}
 	for i := range 3 {
-		n, err := startNode(ctx, ports, filepath.Join(dir, "sentinel"+strconv.Itoa(i)), func(port string, n *node) []string {
-			conf := filepath.Join(n.dir, "sentinel.conf")
+		n, err := startNode(ctx, ports, filepath.Join(dir, "sentinel"+strconv.Itoa(i)), func(port, dir string) ([]string, error) {
+			conf := filepath.Join(dir, "sentinel.conf")
 			text := fmt.Sprintf(`port %s
 bind 127.0.0.1
 daemonize no
@@ -97,15 +99,15 @@ sentinel monitor %s 127.0.0.1 %s %d
 sentinel down-after-milliseconds %s %d
 sentinel failover-timeout %s %d
 sentinel parallel-syncs %s 1
-`, port, n.dir, filepath.Join(n.dir, "redis.log"),
+`, port, dir, filepath.Join(dir, "redis.log"),
 				SentinelMasterSet, masterPort, sentinelQuorum,
 				SentinelMasterSet, sentinelDownAfter.Milliseconds(),
 				SentinelMasterSet, sentinelFailoverTimeout.Milliseconds(),
 				SentinelMasterSet)
 			if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-				return nil
+				return nil, err
 			}
-			return []string{bin, conf, "--sentinel"}
+			return []string{bin, conf, "--sentinel"}, nil
 		})
 		if err != nil {
 			t.Fatalf("redistest: sentinel %d: %v", i, err)
@@ -113,7 +115,7 @@ sentinel parallel-syncs %s 1
 		s.sentinels = append(s.sentinels, n)
 	}
 	master := s.data[0].addr
-	if err := poll(ctx, "sentinels ready", func() error { return s.ready(master) }); err != nil {
+	if err := redisserver.Poll(ctx, "sentinels ready", func() error { return s.ready(master) }); err != nil {
 		t.Fatalf("%v\n%s", err, s.logTails())
 	}
 	announce(t, ModeProcess, "Redis Sentinel: 3 redis-server and 3 sentinel processes, "+bin)
@@ -289,7 +291,7 @@ func (s *Sentinel) wait(t testing.TB, what string, check func() error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), topologyTimeout)
 	defer cancel()
-	if err := poll(ctx, what, check); err != nil {
+	if err := redisserver.Poll(ctx, what, check); err != nil {
 		t.Fatalf("%v\n%s", err, s.logTails())
 	}
 }

@@ -3,9 +3,16 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
+
+// opTimeout bounds each start, restart, kill, pause, resume and stop of a [Server].
+const opTimeout = 60 * time.Second
 
 // Server is a Redis 7.0 server on 127.0.0.1 started by [Start] or [Shared].
 //
@@ -17,22 +24,12 @@ type Server struct {
 	// Addr is host:port with host 127.0.0.1. It stays the same across Kill and Restart.
 	Addr string
 
-	mode   string
 	shared bool
+	log    *switchLogger // testcontainers' lines about this server
 
 	mu    sync.Mutex
 	state serverState
-	b     backend
-}
-
-// backend is what a mode does for a server. Every method waits for the observable
-// state it promises (exit seen, engine state, /proc state, PONG).
-type backend interface {
-	kill(ctx context.Context) error      // SIGKILL, until it no longer runs
-	restart(ctx context.Context) error   // start again after kill, until PONG
-	pause(ctx context.Context) error     // freeze, until seen frozen
-	resume(ctx context.Context) error    // thaw, until PONG
-	terminate(ctx context.Context) error // stop in any state and release everything
+	srv   *redisserver.Server
 }
 
 type serverState int
@@ -48,15 +45,19 @@ func (s serverState) String() string {
 	return [...]string{"running", "paused", "killed", "terminated"}[s]
 }
 
+// ProcessOptions adjust a server started by [StartProcess]: extra redis-server arguments,
+// a wrapper command (e.g. faketime) and environment.
+type ProcessOptions = redisserver.ProcessOptions
+
 // Mode returns how the server runs: [ModeContainer] or [ModeProcess].
-func (s *Server) Mode() string { return s.mode }
+func (s *Server) Mode() string { return s.srv.Mode }
 
 // Kill ends the server abruptly: SIGKILL to the process, or the container is
 // killed (docker kill). It returns once the server no longer runs; connections to
 // Addr are then refused. Valid when running or paused.
 func (s *Server) Kill(t testing.TB) {
 	t.Helper()
-	s.fault(t, "Kill", []serverState{running, paused}, killed, s.b.kill)
+	s.fault(t, "Kill", []serverState{running, paused}, killed, s.srv.Kill)
 }
 
 // Restart starts the server again on the same Addr and returns once it answers
@@ -64,15 +65,7 @@ func (s *Server) Kill(t testing.TB) {
 // nothing is persisted. Clients reconnect by themselves (rueidis does).
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	s.fault(t, "Restart", []serverState{running, paused, killed}, running, func(ctx context.Context) error {
-		if s.state != killed {
-			if err := s.b.kill(ctx); err != nil {
-				return err
-			}
-			s.state = killed
-		}
-		return s.b.restart(ctx)
-	})
+	s.fault(t, "Restart", []serverState{running, paused, killed}, running, s.srv.Restart)
 }
 
 // Pause freezes the server (SIGSTOP, or docker pause) and returns once it is seen
@@ -81,14 +74,14 @@ func (s *Server) Restart(t testing.TB) {
 // running.
 func (s *Server) Pause(t testing.TB) {
 	t.Helper()
-	s.fault(t, "Pause", []serverState{running}, paused, s.b.pause)
+	s.fault(t, "Pause", []serverState{running}, paused, s.srv.Pause)
 }
 
 // Resume thaws a paused server (SIGCONT, or docker unpause) and returns once it
 // answers PING. Commands sent while paused are then answered. Valid when paused.
 func (s *Server) Resume(t testing.TB) {
 	t.Helper()
-	s.fault(t, "Resume", []serverState{paused}, running, s.b.resume)
+	s.fault(t, "Resume", []serverState{paused}, running, s.srv.Resume)
 }
 
 // fault runs op under the server's lock when the state is one of from, and moves it
@@ -100,17 +93,13 @@ func (s *Server) fault(t testing.TB, name string, from []serverState, to serverS
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ok := false
-	for _, st := range from {
-		ok = ok || s.state == st
-	}
-	if !ok {
+	if !slices.Contains(from, s.state) {
 		t.Fatalf("redistest: %s on %s server %s: only valid when %v", name, s.state, s.Addr, from)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	if err := op(ctx); err != nil {
-		t.Fatalf("redistest: %s %s server %s: %v", name, s.mode, s.Addr, err)
+		t.Fatalf("redistest: %s %s server %s: %v", name, s.Mode(), s.Addr, err)
 	}
 	s.state = to
 }
@@ -126,55 +115,36 @@ func (s *Server) terminate() error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	s.state = terminated
-	if err := s.b.terminate(ctx); err != nil {
-		return fmt.Errorf("redistest: stop %s server %s: %w", s.mode, s.Addr, err)
+	err := s.srv.Stop(ctx)
+	s.log.detach()
+	if err != nil {
+		return fmt.Errorf("redistest: stop %s server %s: %w", s.Mode(), s.Addr, err)
 	}
 	return nil
 }
 
 // newServer starts a server in the mode that EnvMode selects (mode == "") or in the
-// given mode, logging the path taken once per mode to tb. testcontainers' log lines
-// go to tb while it runs, or to stderr for a shared server, which outlives tb.
-func newServer(tb testing.TB, mode string, shared bool) (*Server, error) {
-	return newServerWith(tb, mode, shared, ProcessOptions{})
-}
-
-// newServerWith is newServer with options for process mode.
-func newServerWith(tb testing.TB, mode string, shared bool, popts ProcessOptions) (*Server, error) {
-	why := "requested by the harness"
-	if mode == "" {
-		requested, err := requestedMode()
-		if err != nil {
-			return nil, err
-		}
-		mode, why = resolveMode(requested)
+// given mode, with options for process mode, and logs the path taken once per distinct
+// path to tb. testcontainers' log lines go to tb while it runs, or to stderr for a
+// shared server, which outlives tb.
+func newServer(tb testing.TB, mode string, shared bool, popts ProcessOptions) (*Server, error) {
+	logTo := tb
+	if shared {
+		logTo = nil
 	}
+	log := newSwitchLogger(logTo)
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	s := &Server{mode: mode, shared: shared}
-	switch mode {
-	case ModeProcess:
-		p, err := startProcess(ctx, popts)
-		if err != nil {
-			return nil, err
-		}
-		s.Addr, s.b = p.addr, p
-		announce(tb, mode, why+"; "+p.bin)
-	case ModeContainer:
-		setEnvDefaults()
-		logTo := tb
-		if shared {
-			logTo = nil
-		}
-		k, err := startContainer(ctx, newSwitchLogger(logTo))
-		if err != nil {
-			return nil, err
-		}
-		s.Addr, s.b = k.addr, k
-		announce(tb, mode, why+"; image "+Image)
-	default:
-		return nil, fmt.Errorf("redistest: unknown mode %q", mode)
+	srv, err := redisserver.Start(ctx, redisserver.Options{
+		Mode:      mode,
+		Process:   popts,
+		Container: redisserver.ContainerOptions{Logger: log},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
 	}
+	announce(tb, srv.Mode, srv.How)
+	s := &Server{Addr: srv.Addr, shared: shared, log: log, srv: srv}
 	register(s)
 	return s, nil
 }

@@ -31,7 +31,7 @@ func startMode(t testing.TB, mode string) *Server {
 
 func startWith(t testing.TB, mode string, opts ProcessOptions) *Server {
 	t.Helper()
-	s, err := newServerWith(t, mode, false, opts)
+	s, err := newServer(t, mode, false, opts)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -63,7 +63,7 @@ func Shared(t testing.TB) *Server {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv == nil && shared.err == nil {
-		shared.srv, shared.err = newServer(t, "", true)
+		shared.srv, shared.err = newServer(t, "", true, ProcessOptions{})
 	}
 	if shared.err != nil {
 		t.Fatalf("redistest: shared server: %v", shared.err)
