@@ -25,7 +25,8 @@ const inspectLong = `Inspect reads each lock NAME and shows:
             and PUBSUB SHARDNUMSUB (sharded, Redis 7+). A client holds one subscription per
             lock however many of its threads or goroutines wait, so this counts waiting
             clients, not waiting threads. In a Redis Cluster the classic count is the one of
-            the node asked.
+            the node asked, and a goredisson client that listens both ways (its default
+            when it cannot know how Java services listen) is counted in each.
 
 Inspect only reads. The lock's type, TTL and fields are read at one moment, by a read-only
 Lua script (EVAL of TYPE, PTTL, HGETALL: an ACL user needs EVAL); the fair-lock keys
