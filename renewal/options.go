@@ -1,9 +1,14 @@
 package renewal
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/lua"
 )
 
 // Defaults used for zero Options fields.
@@ -40,7 +45,18 @@ type Options struct {
 	// with the number of locks it carried; they are retried at the next tick, until their
 	// holds are removed.
 	OnError func(err error, locks int)
+	// Sync, when set, sends the renewal calls of each pass through it, one Sync call per
+	// master (per hash slot with Cluster), and a call it reports unconfirmed fails like any
+	// failed call: OnError, retried at the next tick, no OnRenewed. Nil sends every pass
+	// as one pipeline through the client, with no wait for replicas.
+	Sync SyncFunc
 }
+
+// SyncFunc runs renewal calls and waits for replicas: it runs s once per exec, all on the
+// master that serves key and on one connection, then waits on that connection for the
+// master's replicas. It returns one reply per exec, and a non-nil error when the master
+// has replicas and none of them confirmed the calls' writes.
+type SyncFunc func(ctx context.Context, s lua.Script, key string, execs []rueidis.LuaExec) ([]rueidis.RedisResult, error)
 
 func (o Options) withDefaults() (Options, error) {
 	switch {

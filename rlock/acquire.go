@@ -3,12 +3,14 @@ package rlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
 
+	"github.com/goredisson/goredisson/internal/backoff"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/pubsub"
 )
@@ -23,7 +25,10 @@ import (
 // matching ctx.Err() and leaves nothing held: a hold the script took after the caller gave
 // up is given back in the background. A connection error during an attempt is returned and
 // not retried, since the attempt may or may not have taken effect; such a hold is never
-// renewed, so it ends with its lease.
+// renewed, so it ends with its lease. With replica sync on (Options.ReplicaSync), an
+// acquisition counts only once a replica of the master confirmed it; when none did in any
+// of its tries, it returns ErrNotReplicated and the owner holds nothing it did not hold
+// before.
 func (l *Lock) Lock(ctx context.Context) error {
 	return l.fail("Lock", l.acquire(ctx, unbounded, 0))
 }
@@ -156,40 +161,63 @@ type attempt struct {
 	ttl      time.Duration // not acquired, expires: the holder's remaining lease
 }
 
-// try runs the acquire script once. An acquisition is recorded in the hold registry (and a
-// watchdog hold registered for renewal) before try returns.
+// try runs the acquire script. An acquisition is recorded in the hold registry (and a
+// watchdog hold registered for renewal) before try returns. With replica sync, an
+// acquisition that no replica confirmed has been given back and is tried again after a
+// pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed.
 func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (attempt, error) {
 	watchdog := lease == 0
 	if watchdog {
 		lease = l.c.opts.WatchdogTimeout
 	}
-	leaseMs := strconv.FormatInt(max(lease.Milliseconds(), 1), 10)
-	sent := time.Now()
-	res, err := l.evalAcquire(ctx, field, leaseMs)
-	if err != nil {
-		return attempt{}, err
+	a := acquisition{field: field, lease: lease, leaseMs: strconv.FormatInt(max(lease.Milliseconds(), 1), 10)}
+	var retry *backoff.Backoff
+	for tries := 1; ; tries++ {
+		a.sent = time.Now()
+		res, err := l.evalAcquire(ctx, a)
+		if err != nil {
+			return attempt{}, err
+		}
+		ms, err := res.AsInt64()
+		switch {
+		case rueidis.IsRedisNil(err):
+			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog)
+			return attempt{acquired: true}, nil
+		case errors.Is(err, errUnconfirmed):
+			if tries == replicaSyncTries {
+				return attempt{}, ErrNotReplicated
+			}
+			if retry == nil {
+				retry = newSyncRetry()
+			}
+			if !retry.Wait(ctx) {
+				return attempt{}, ctx.Err()
+			}
+			continue
+		case err != nil:
+			return attempt{}, err
+		case ms < 0:
+			return attempt{}, nil
+		}
+		return attempt{expires: true, ttl: time.Duration(ms) * time.Millisecond}, nil
 	}
-	ms, err := res.AsInt64()
-	switch {
-	case rueidis.IsRedisNil(err):
-		l.c.holds.acquired(l.name, field, sent, lease, watchdog)
-		return attempt{acquired: true}, nil
-	case err != nil:
-		return attempt{}, err
-	case ms < 0:
-		return attempt{}, nil
-	}
-	return attempt{expires: true, ttl: time.Duration(ms) * time.Millisecond}, nil
+}
+
+// acquisition is one run of the acquire script.
+type acquisition struct {
+	field   string
+	lease   time.Duration // the TTL the script sets
+	leaseMs string        // lease as the script takes it
+	sent    time.Time     // when the script was sent, at the latest
 }
 
 // evalAcquire runs the acquire script. If ctx ends before the reply arrives, it returns
 // ctx.Err() at once; the reply is then awaited in the background (at most ReleaseTimeout)
 // and a hold the script took is given back, so that an abandoned acquire never leaves the
 // lock held or renewed.
-func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string) (rueidis.RedisResult, error) {
-	keys, args := []string{l.name}, []string{leaseMs, field}
+func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisResult, error) {
 	if ctx.Done() == nil {
-		return l.runAcquire(ctx, keys, args), nil
+		return l.runAcquire(ctx, a), nil
 	}
 	const (
 		pending int32 = iota
@@ -201,11 +229,11 @@ func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string) (rueidis.
 	started := l.c.goBackground(func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 		defer cancel()
-		res := l.runAcquire(rctx, keys, args)
+		res := l.runAcquire(rctx, a)
 		reply <- res
 		if !state.CompareAndSwap(pending, delivered) && rueidis.IsRedisNil(res.Error()) {
-			_, err := l.release(rctx, field, false)
-			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", field, "error", err)
+			err := l.giveBack(rctx, a)
+			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", a.field, "error", err)
 		}
 	})
 	if !started {
@@ -222,35 +250,37 @@ func (l *Lock) evalAcquire(ctx context.Context, field, leaseMs string) (rueidis.
 	}
 }
 
-// runAcquire runs the acquire script; with Options.ReplicaAck it pipelines WAIT after it on
-// the same connection and gives the hold back when no replica acknowledged it.
-func (l *Lock) runAcquire(ctx context.Context, keys, args []string) rueidis.RedisResult {
-	if l.c.opts.ReplicaAck <= 0 {
+// runAcquire runs the acquire script. With replica sync it waits for the master's replicas
+// on the same connection, and gives back an acquisition that none of them confirmed: the
+// reply is then errUnconfirmed, or ErrNotReplicated with the error of a give-back that
+// failed (that hold then ends with its lease, never renewed).
+func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResult {
+	keys, args := []string{l.name}, []string{a.leaseMs, a.field}
+	if l.c.replicas == nil {
 		return lua.Acquire.Exec(ctx, l.c.rc, keys, args)
 	}
-	var res, acks rueidis.RedisResult
-	ackMs := max(l.c.opts.ReplicaAck.Milliseconds(), 1)
-	err := l.c.rc.Dedicated(func(dc rueidis.DedicatedClient) error {
-		rs := lua.Acquire.ExecThen(ctx, dc, keys, args, func() rueidis.Commands {
-			return rueidis.Commands{dc.B().Wait().Numreplicas(1).Timeout(ackMs).Build()}
-		})
-		res, acks = rs[0], rs[1]
-		return nil
-	})
+	res, unconfirmed := l.c.replicas.exec(ctx, lua.Acquire, keys, args)
+	if unconfirmed == nil || !rueidis.IsRedisNil(res.Error()) {
+		return res // confirmed, not acquired, or failed
+	}
+	err := l.giveBack(ctx, a)
+	l.c.obs.log.Debug("rlock: gave back an acquisition no replica confirmed", "lock", l.name, "holder", a.field,
+		"cause", unconfirmed, "error", err)
 	if err != nil {
-		return rueidis.NewErrorResult(err)
+		return rueidis.NewErrorResult(fmt.Errorf("%w; giving the hold back failed: %w", ErrNotReplicated, err))
 	}
-	if !rueidis.IsRedisNil(res.Error()) {
-		return res // not acquired, or failed
+	return rueidis.NewErrorResult(unconfirmed)
+}
+
+// giveBack releases acquisition a, which its caller does not keep, bounded by
+// ReleaseTimeout and without waiting for replicas. When the owner held the lock before (a
+// re-entry), that hold stays, with the TTL a set, and the registry's safe-until follows it.
+func (l *Lock) giveBack(ctx context.Context, a acquisition) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	defer cancel()
+	r, err := l.release(ctx, a.field, false, false)
+	if err == nil && r == partial {
+		l.c.holds.leaseReset(l.name, a.field, a.sent, a.lease)
 	}
-	if n, err := acks.AsInt64(); err != nil || n < 1 {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
-		l.release(rctx, args[1], false)
-		cancel()
-		if err == nil {
-			err = ErrNotReplicated
-		}
-		return rueidis.NewErrorResult(err)
-	}
-	return res
+	return err
 }

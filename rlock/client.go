@@ -29,6 +29,7 @@ type Client struct {
 	wheel     *renewal.Wheel
 	holds     *holds
 	latches   *latchSweeper
+	replicas  *replicaSync // nil when lock writes do not wait for replicas
 	obs       *observer
 	leaseMs   string // WatchdogTimeout in ms, as scripts take it
 	closed    atomic.Bool
@@ -58,18 +59,20 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		return nil, err
 	}
 	c := &Client{
-		rc:      rc,
-		id:      uuid.NewString(),
-		opts:    opts,
-		publish: plan.Publish.PublishCommands(),
-		subs:    pubsub.New(rc, plan.Listen),
-		latches: newLatchSweeper(rc),
-		leaseMs: strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
+		rc:       rc,
+		id:       uuid.NewString(),
+		opts:     opts,
+		publish:  plan.Publish.PublishCommands(),
+		subs:     pubsub.New(rc, plan.Listen),
+		latches:  newLatchSweeper(rc),
+		replicas: newReplicaSync(rc, opts),
+		leaseMs:  strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
 	}
 	c.wheel, err = renewal.New(rc, renewal.Options{
 		Lease:     opts.WatchdogTimeout,
 		BatchSize: opts.RenewBatchSize,
 		Cluster:   rc.Mode() == rueidis.ClientModeCluster,
+		Sync:      c.replicas.renewalSync(),
 		OnRenewed: func(name, field string, id uint64, sent time.Time) { c.holds.renewed(name, field, id, sent) },
 		OnGone:    func(name, field string, id uint64) { c.holds.gone(name, field, id) },
 		OnError: func(err error, locks int) {

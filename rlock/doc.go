@@ -36,6 +36,9 @@
 //   - Waiting never polls: a waiter sleeps until a release is published, bounded by the
 //     holder's remaining TTL in case a message is lost.
 //   - Unlock by an owner that does not hold the lock returns ErrNotHeld and changes nothing.
+//   - With Sentinel and Cluster clients every lock write waits for the master's replicas, as
+//     Redisson does by default; an acquisition no replica confirmed is given back, and the
+//     acquire returns ErrNotReplicated after its tries (Options.ReplicaSync).
 //   - Held returns a context that is cancelled when the hold is lost, so that work under
 //     the lock can stop. Loss is learnt, not prevented: see docs/RELIABILITY.md for what a
 //     lease-based lock can and cannot promise.

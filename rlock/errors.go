@@ -39,9 +39,10 @@ var (
 	// ErrNoExpiry is returned by RemainTTL when the lock's key exists without a TTL, which
 	// neither goredisson nor Redisson writes.
 	ErrNoExpiry = errors.New("rlock: lock key has no expiry")
-	// ErrNotReplicated is returned by an acquire with Options.ReplicaAck set when no replica
-	// acknowledged the write in time; the hold was given back.
-	ErrNotReplicated = errors.New("rlock: no replica acknowledged the acquisition")
+	// ErrNotReplicated is returned by an acquire with replica sync on (Options.ReplicaSync)
+	// when no replica of the master confirmed the acquisition in any of its tries; each
+	// unconfirmed acquisition was given back.
+	ErrNotReplicated = errors.New("rlock: no replica confirmed the acquisition")
 )
 
 // Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final

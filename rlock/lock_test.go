@@ -306,22 +306,6 @@ func TestErrorsAreDistinct(t *testing.T) {
 	}
 }
 
-func TestReplicaAckWithoutReplicaUndoesHold(t *testing.T) { // 2.13, F9 (no replica side)
-	c, rc := newClient(t, redistest.Shared(t), Options{ReplicaAck: 50 * time.Millisecond})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 10*time.Second))
-	assert.ErrorIs(t, l.Lock(ctx), ErrNotReplicated)
-	assert.Empty(t, hgetall(t, rc, name), "the hold is given back")
-	// Again after SCRIPT FLUSH: the EVAL fallback pipelines a WAIT of its own.
-	require.NoError(t, rc.Do(ctx, rc.B().ScriptFlush().Build()).Error())
-	assert.ErrorIs(t, l.Lock(ctx), ErrNotReplicated)
-	assert.Empty(t, hgetall(t, rc, name))
-	assert.Equal(t, 0, c.holds.count(), "and not renewed")
-	_, err := New(ctx, rc, Options{ReplicaAck: -time.Second})
-	assert.ErrorIs(t, err, ErrInvalidOptions)
-}
-
 func TestUnlockLatchesAreDeleted(t *testing.T) {
 	c, rc := newClient(t, redistest.Shared(t), Options{})
 	name := lockName(t)

@@ -101,7 +101,10 @@ func TestInvalidOptionNamesField(t *testing.T) {
 		{Options{RenewBatchSize: -1}, "RenewBatchSize"},
 		{Options{UnlockLatchTTL: -1}, "UnlockLatchTTL"},
 		{Options{ReleaseTimeout: -1}, "ReleaseTimeout"},
-		{Options{ReplicaAck: -1}, "ReplicaAck"},
+		{Options{ReplicaSync: ReplicaSyncMode(9)}, "ReplicaSync"},
+		{Options{ReplicaSync: -1}, "ReplicaSync"},
+		{Options{ReplicaSyncTimeout: -time.Second}, "ReplicaSyncTimeout"},
+		{Options{ReplicaSyncTimeout: 500 * time.Microsecond}, "ReplicaSyncTimeout"},
 		{Options{HoldWarning: -1}, "HoldWarning"},
 		{Options{PubSub: PubSubMode(9)}, "PubSub"},
 	} {

@@ -22,6 +22,9 @@ const (
 	// DefaultReleaseTimeout bounds the releases that run without the caller's cancellation:
 	// Unlock with an ended ctx, and giving back a hold taken after the caller gave up.
 	DefaultReleaseTimeout = 5 * time.Second
+	// DefaultReplicaSyncTimeout is how long each WAIT for replicas blocks at most
+	// (Redisson's slavesSyncTimeout).
+	DefaultReplicaSyncTimeout = time.Second
 )
 
 // minWatchdogTimeout is the shortest WatchdogTimeout: below it the safety margin taken off
@@ -76,6 +79,43 @@ const (
 	JavaPubSubNone
 )
 
+// ReplicaSyncMode chooses whether lock writes wait for the master's replicas, as Redisson's
+// checkLockSyncedSlaves does.
+//
+// With sync on, every acquire, unlock, force-unlock and renewal script is followed, on the
+// same connection, by WAIT <replicas> <ReplicaSyncTimeout>, where <replicas> is the number
+// of replicas connected to the master that ran the script (read from INFO replication and
+// kept per master, or per hash slot in a cluster, for at most 10 s, and read again when a
+// WAIT reports another number or after a script call failed). A master without
+// replicas gets no WAIT and no extra round trip. A write counts as confirmed when at least
+// one replica has it; one that no replica confirmed in time is handled per operation:
+//
+//   - an acquisition is given back (the release script) and tried again after a short
+//     delay, three tries in all; when every try was unconfirmed the acquire returns
+//     ErrNotReplicated and the owner holds nothing it did not hold before;
+//   - an unlock is sent again with the same request id, whose latch replays the first
+//     result, and waited for again, three tries in all; the master has released the hold
+//     either way, so Unlock returns nil and logs a warning when no try was confirmed;
+//   - a force-unlock is waited for once and logs a warning when unconfirmed;
+//   - a renewal counts as a failed renewal call: it is retried at the next tick and the
+//     hold's safe-until time does not move.
+//
+// Sync narrows, but does not close, the window in which a failover loses a lock
+// (docs/RELIABILITY.md).
+type ReplicaSyncMode int
+
+const (
+	// ReplicaSyncAuto is Redisson's default: on with a Sentinel or Cluster client
+	// (rueidis.ClientModeSentinel, rueidis.ClientModeCluster), off with a single-server
+	// client.
+	ReplicaSyncAuto ReplicaSyncMode = iota
+	// ReplicaSyncOn waits for replicas with every client, for example a single-server
+	// client connected to a master that has replicas.
+	ReplicaSyncOn
+	// ReplicaSyncOff never sends WAIT.
+	ReplicaSyncOff
+)
+
 // Options configure a Client. The zero value means Redisson's defaults.
 type Options struct {
 	// WatchdogTimeout is the lease of locks taken without one; renewal runs every third of
@@ -95,16 +135,18 @@ type Options struct {
 	// JavaPubSub tells how the Java services on the same lock names subscribe in a
 	// cluster. Zero means JavaPubSubUnknown: either way.
 	JavaPubSub JavaPubSub
-	// ReplicaAck, when positive, makes every acquisition wait until at least one replica
-	// has the write (WAIT 1 on the connection of the acquire script), for at most this
-	// long; when no replica acknowledged in time, the hold is given back and the acquire
-	// fails with ErrNotReplicated, like Redisson's checkLockSyncedSlaves. It narrows, but
-	// does not close, the window in which a failover loses a lock (docs/RELIABILITY.md).
-	// Zero, the default, sends no WAIT: on a single server there is no replica to wait for.
-	ReplicaAck time.Duration
+	// ReplicaSync chooses whether lock writes wait for the master's replicas (see
+	// ReplicaSyncMode). Zero means ReplicaSyncAuto: on with Sentinel and Cluster clients,
+	// off with a single-server client.
+	ReplicaSync ReplicaSyncMode
+	// ReplicaSyncTimeout is how long each WAIT for replicas blocks at most. Zero means
+	// DefaultReplicaSyncTimeout; it must be at least 1 ms. The WAITs of an Unlock are also
+	// bounded by ReleaseTimeout.
+	ReplicaSyncTimeout time.Duration
 	// Logger receives warnings (a lock lost, a watchdog renewal failed, a lock held longer
-	// than HoldWarning) and debug records (a hold given back after its caller gave up).
-	// Nil means no logging.
+	// than HoldWarning, an unlock or force-unlock no replica confirmed, a server refusing
+	// WAIT or INFO) and debug records (a hold given back after its caller gave up or because
+	// no replica confirmed it). Nil means no logging.
 	Logger *slog.Logger
 	// MeterProvider, when set, receives the client's OpenTelemetry metrics:
 	// goredisson.lock.acquire.duration (histogram, s, by outcome), goredisson.lock.hold.duration
@@ -126,7 +168,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"WatchdogTimeout", o.WatchdogTimeout},
 		{"UnlockLatchTTL", o.UnlockLatchTTL},
 		{"ReleaseTimeout", o.ReleaseTimeout},
-		{"ReplicaAck", o.ReplicaAck},
+		{"ReplicaSyncTimeout", o.ReplicaSyncTimeout},
 		{"HoldWarning", o.HoldWarning},
 	} {
 		if d.value < 0 {
@@ -138,6 +180,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.PubSub < PubSubAuto || o.PubSub > PubSubClassic {
 		return o, fmt.Errorf("%w: PubSub %d is not a PubSubMode", ErrInvalidOptions, o.PubSub)
+	}
+	if o.ReplicaSync < ReplicaSyncAuto || o.ReplicaSync > ReplicaSyncOff {
+		return o, fmt.Errorf("%w: ReplicaSync %d is not a ReplicaSyncMode", ErrInvalidOptions, o.ReplicaSync)
 	}
 	if o.WatchdogTimeout == 0 {
 		o.WatchdogTimeout = DefaultWatchdogTimeout
@@ -153,6 +198,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ReleaseTimeout == 0 {
 		o.ReleaseTimeout = DefaultReleaseTimeout
+	}
+	if o.ReplicaSyncTimeout == 0 {
+		o.ReplicaSyncTimeout = DefaultReplicaSyncTimeout
+	}
+	if o.ReplicaSyncTimeout < time.Millisecond {
+		return o, fmt.Errorf("%w: ReplicaSyncTimeout %v is below 1ms (WAIT counts milliseconds, and 0 would block forever)", ErrInvalidOptions, o.ReplicaSyncTimeout)
 	}
 	return o, nil
 }

@@ -2,6 +2,8 @@ package rlock
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -23,6 +25,12 @@ import (
 // A request whose reply is lost is retried with the same request id, and Redis replays the
 // first result (Redisson's unlock latch).
 //
+// With replica sync on (Options.ReplicaSync), the release is followed by a WAIT for the
+// master's replicas, and sent again with the same request id (the latch replays its result)
+// while none confirms it, three tries in all. The master has released the hold either way:
+// Unlock then returns nil and the Client logs a warning, since only a failover before the
+// replicas catch up could bring the hold back, unrenewed, until its lease ends.
+//
 // It returns nil when the hold was released, ErrNotHeld when the owner did not hold the lock
 // (never acquired, lease ran out, or force-unlocked), or the Redis error. When another owner
 // of this Client holds the lock, which usually means the wrong owner was passed in ctx, the
@@ -41,7 +49,12 @@ func (l *Lock) unlock(ctx context.Context) error {
 	defer cancel()
 	watchdog := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
-	r, err := l.release(ctx, field, watchdog)
+	r, err := l.release(ctx, field, watchdog, true)
+	if errors.Is(err, errUnconfirmed) {
+		l.c.obs.log.Warn("rlock: no replica confirmed an unlock; the master released the hold, but a failover before the replicas catch up can bring it back until its lease ends",
+			"lock", l.name, "owner", field, "error", err)
+		err = nil
+	}
 	switch {
 	case err != nil:
 		return err
@@ -72,19 +85,23 @@ const (
 
 // release runs the release script for field, retrying transport errors with one request id
 // until ctx ends. A partial release sets the watchdog lease again when watchdog is true and
-// keeps the key's TTL otherwise. It does not touch the hold registry.
-func (l *Lock) release(ctx context.Context, field string, watchdog bool) (releaseResult, error) {
+// keeps the key's TTL otherwise. With sync and replica sync on, it waits for the replicas
+// (see execRelease) and returns the result with an error matching errUnconfirmed when none
+// confirmed it. It does not touch the hold registry.
+func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (releaseResult, error) {
 	latch := keys.UnlockLatch(l.name, newRequestID())
 	lease := "0" // keep an explicit lease's TTL
 	if watchdog {
 		lease = l.c.leaseMs
 	}
+	ks := []string{l.name, l.channel, latch}
 	args := append([]string{"0", lease, field, l.c.publish[0],
 		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, l.c.publish[1:]...)
 	var res rueidis.RedisResult
+	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
 	for {
-		res = lua.Release.Exec(ctx, l.c.rc, []string{l.name, l.channel, latch}, args)
+		res, unconfirmed = l.execRelease(ctx, ks, args, sync)
 		if !transient(res.Error()) || !retry.Wait(ctx) {
 			break
 		}
@@ -97,16 +114,47 @@ func (l *Lock) release(ctx context.Context, field string, watchdog bool) (releas
 	case err != nil:
 		return 0, err
 	case n == 1:
-		return released, nil
+		return released, unconfirmed
 	}
-	return partial, nil
+	return partial, unconfirmed
+}
+
+// execRelease runs the release script once. With sync and replica sync on, WAIT follows it
+// on the same connection, and a release that no replica confirmed is run again there with
+// the same latch, which replays the first result and leaves the connection's last write the
+// release itself for the next WAIT: replicaSyncTries tries in all, the error of the last
+// one returned.
+func (l *Lock) execRelease(ctx context.Context, ks, args []string, sync bool) (rueidis.RedisResult, error) {
+	if !sync || l.c.replicas == nil {
+		return lua.Release.Exec(ctx, l.c.rc, ks, args), nil
+	}
+	return l.execReleaseSynced(ctx, ks, args)
+}
+
+// execReleaseSynced is execRelease with replica sync. It copies ks and args, so that they
+// stay on the caller's stack on the path without sync.
+func (l *Lock) execReleaseSynced(ctx context.Context, ks, args []string) (res rueidis.RedisResult, unconfirmed error) {
+	cks, cargs := slices.Clone(ks), slices.Clone(args)
+	l.c.replicas.with(ctx, l.name, func(c *syncedConn) rueidis.RedisResult {
+		retry := newSyncRetry()
+		for tries := 1; ; tries++ {
+			res, unconfirmed = c.exec(ctx, lua.Release, cks, cargs)
+			if unconfirmed == nil || res.Error() != nil || tries == replicaSyncTries || !retry.Wait(ctx) {
+				return res
+			}
+		}
+	})
+	return res, unconfirmed
 }
 
 // ForceUnlock deletes the lock whoever holds it, Java or Go, and publishes "0" so that
 // waiters wake. Holds of this client's owners on it end before the script is sent: their
 // renewal stops and their Held contexts end with ErrLockLost and ErrForceUnlocked. Like
 // Unlock, it uses ctx's values but not its cancellation (ctx may be one of those Held
-// contexts), and is bounded by ReleaseTimeout. It reports whether a lock existed.
+// contexts), and is bounded by ReleaseTimeout. It reports whether a lock existed. With
+// replica sync on, a WAIT for the master's replicas follows the delete, once: the script is
+// not sent again, since a second delete could remove a hold taken in between; when no
+// replica confirms it, ForceUnlock logs a warning and reports the master's result.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("ForceUnlock", err)
@@ -114,8 +162,17 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
 	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
-	args := append([]string{"0"}, l.c.publish...)
-	n, err := lua.ForceRelease.Exec(ctx, l.c.rc, []string{l.name, l.channel}, args).AsInt64()
+	ks, args := []string{l.name, l.channel}, append([]string{"0"}, l.c.publish...)
+	if l.c.replicas == nil {
+		n, err := lua.ForceRelease.Exec(ctx, l.c.rc, ks, args).AsInt64()
+		return n == 1, l.fail("ForceUnlock", err)
+	}
+	res, unconfirmed := l.c.replicas.exec(ctx, lua.ForceRelease, ks, args)
+	n, err := res.AsInt64()
+	if err == nil && n == 1 && unconfirmed != nil {
+		l.c.obs.log.Warn("rlock: no replica confirmed a force-unlock; the master deleted the lock, but a failover before the replicas catch up can bring it back until its lease ends",
+			"lock", l.name, "error", unconfirmed)
+	}
 	return n == 1, l.fail("ForceUnlock", err)
 }
 

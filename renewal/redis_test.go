@@ -1,0 +1,58 @@
+package renewal
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/lua"
+)
+
+// renewSynced makes one Sync call per hash slot in a cluster and one in all otherwise, each
+// with the calls of its chunks in order, and reports a failed call for every chunk of it.
+func TestRenewSyncedGroupsBySlot(t *testing.T) {
+	var chunks [][]item
+	for _, names := range [][]string{{"{x}1", "{x}2"}, {"{x}3"}, {"{y}1"}, {"{z}1", "{z}2"}} {
+		var c []item
+		for _, n := range names {
+			c = append(c, item{e: &entry{name: n}, hold: hold{field: "c:1"}})
+		}
+		chunks = append(chunks, c)
+	}
+	for _, tc := range []struct {
+		cluster bool
+		want    map[string][]int // key of each Sync call → locks of each of its calls
+	}{
+		{true, map[string][]int{"{x}1": {2, 1}, "{y}1": {1}, "{z}1": {2}}},
+		{false, map[string][]int{"{x}1": {2, 1, 1, 2}}},
+	} {
+		var mu sync.Mutex
+		got := map[string][]int{}
+		fail := errors.New("down")
+		syncFn := func(_ context.Context, s lua.Script, key string, execs []rueidis.LuaExec) ([]rueidis.RedisResult, error) {
+			assert.Equal(t, lua.Renew.SHA1(), s.SHA1())
+			mu.Lock()
+			defer mu.Unlock()
+			out := make([]rueidis.RedisResult, len(execs))
+			for i, e := range execs {
+				got[key] = append(got[key], len(e.Keys))
+				if tc.cluster {
+					assert.Equal(t, keys.Slot(key), keys.Slot(e.Keys[0]), "one slot per Sync call")
+				}
+				out[i] = rueidis.NewErrorResult(fail)
+			}
+			return out, nil
+		}
+		res := renewSynced(context.Background(), syncFn, tc.cluster, time.Second, chunks)
+		assert.Equal(t, tc.want, got, "cluster %v", tc.cluster)
+		for i, r := range res {
+			assert.ErrorIs(t, r.err, fail, "chunk %d", i)
+		}
+	}
+}

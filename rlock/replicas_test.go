@@ -1,0 +1,315 @@
+package rlock
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/lua"
+)
+
+// replicated is a master with one replica, each a redis-server process of its own test.
+type replicated struct {
+	master, replica *redistest.Server
+	m, r            rueidis.Client // bound to each node
+}
+
+// startReplicated starts a master and a replica of it, and returns once the replica's link
+// is up and the master counts it.
+func startReplicated(t *testing.T) *replicated {
+	t.Helper()
+	opts := redistest.ProcessOptions{Args: []string{"--repl-diskless-sync-delay", "0"}}
+	p := &replicated{master: redistest.StartProcess(t, opts), replica: redistest.StartProcess(t, opts)}
+	p.m, p.r = p.master.Client(t), p.replica.Client(t)
+	host, port, _ := strings.Cut(p.master.Addr, ":")
+	require.NoError(t, p.r.Do(context.Background(), p.r.B().Replicaof().Host(host).Port(mustAtoi(t, port)).Build()).Error())
+	require.Eventually(t, func() bool {
+		return strings.Contains(infoSection(t, p.r, "replication"), "master_link_status:up") &&
+			strings.Contains(infoSection(t, p.m, "replication"), "connected_slaves:1")
+	}, 20*time.Second, 10*time.Millisecond, "replica link up")
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		rs := p.m.DoMulti(ctx, p.m.B().Set().Key("replicated").Value("1").Build(), p.m.B().Wait().Numreplicas(1).Timeout(100).Build())
+		n, err := rs[1].AsInt64()
+		return err == nil && n == 1
+	}, 20*time.Second, 10*time.Millisecond, "replica acknowledges writes")
+	loadScripts(t, p.m)
+	return p
+}
+
+// loadScripts caches the lock scripts on rc's server, so that no call is sent twice
+// (EVALSHA, then EVAL, each followed by its WAIT or INFO).
+func loadScripts(t *testing.T, rc rueidis.Client) {
+	t.Helper()
+	for _, s := range []lua.Script{lua.Acquire, lua.Release, lua.ForceRelease, lua.Renew} {
+		require.NoError(t, rc.Do(context.Background(), rc.B().ScriptLoad().Script(s.Source()).Build()).Error())
+	}
+}
+
+// pauseReplica stops the replica from applying, and so from acknowledging, the master's
+// writes (CLIENT PAUSE WRITE) until the returned function or the test's end resumes it.
+func (p *replicated) pauseReplica(t *testing.T) (resume func()) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, p.r.Do(ctx, p.r.B().ClientPause().Timeout(60000).Write().Build()).Error())
+	resume = func() { p.r.Do(ctx, p.r.B().ClientUnpause().Build()) }
+	t.Cleanup(resume)
+	return resume
+}
+
+func mustAtoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
+func infoSection(t *testing.T, rc rueidis.Client, section string) string {
+	t.Helper()
+	s, err := rc.Do(context.Background(), rc.B().Info().Section(section).Build()).ToString()
+	require.NoError(t, err)
+	return s
+}
+
+// calls returns how many times rc's server ran cmd.
+func calls(t *testing.T, rc rueidis.Client, cmd string) int64 {
+	t.Helper()
+	n, err := redistest.CommandCalls(context.Background(), rc, cmd)
+	require.NoError(t, err)
+	return n
+}
+
+// counter reads how many times a server ran a command since the last read.
+type counter struct {
+	t    *testing.T
+	rc   rueidis.Client
+	cmd  string
+	last int64
+}
+
+func newCounter(t *testing.T, rc rueidis.Client, cmd string) *counter {
+	return &counter{t: t, rc: rc, cmd: cmd, last: calls(t, rc, cmd)}
+}
+
+func (c *counter) delta() int64 {
+	n := calls(c.t, c.rc, c.cmd)
+	d := n - c.last
+	c.last = n
+	return d
+}
+
+// Auto, the default, sends no WAIT through a single-server client, on any operation.
+func TestReplicaSyncAutoOffOnSingleServer(t *testing.T) {
+	srv := redistest.Start(t) // commandstats of its own
+	c, rc := newClient(t, srv, Options{WatchdogTimeout: 300 * time.Millisecond})
+	require.Nil(t, c.replicas)
+	l := newLock(t, c, lockName(t))
+	ctx := NewOwner(testCtx(t, 10*time.Second))
+	require.NoError(t, l.Lock(ctx))
+	require.Eventually(t, func() bool { return c.wheel.Stats().Renewed >= 2 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, l.Unlock(ctx))
+	require.NoError(t, l.Lock(ctx))
+	_, err := l.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, calls(t, rc, "info"), "no INFO (this read is not counted)")
+	assert.Zero(t, calls(t, rc, "wait"), "no WAIT")
+}
+
+// With ReplicaSyncOn and a master without replicas, INFO is read once and no WAIT is sent:
+// calls on that master take the shared connection until the count is read again.
+func TestReplicaSyncOnWithoutReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	c, rc := newClient(t, srv, Options{ReplicaSync: ReplicaSyncOn})
+	require.NotNil(t, c.replicas)
+	l := newLock(t, c, lockName(t))
+	ctx := NewOwner(testCtx(t, 10*time.Second))
+	loadScripts(t, rc)
+	waits := newCounter(t, rc, "wait")
+	infos := calls(t, rc, "info")
+	for range 20 {
+		require.NoError(t, l.Lock(ctx))
+		require.NoError(t, l.Unlock(ctx))
+	}
+	assert.Equal(t, int64(1), calls(t, rc, "info")-infos-1, "one INFO replication for 40 calls (and the read before them)")
+	assert.Zero(t, waits.delta(), "no WAIT")
+}
+
+// With a replica that keeps up, every write is confirmed: the replica has it when the call
+// returns, and each call on the master sent one WAIT.
+func TestReplicaSyncConfirmed(t *testing.T) {
+	p := startReplicated(t)
+	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	ctx := NewOwner(testCtx(t, 20*time.Second))
+	waits := newCounter(t, p.m, "wait")
+
+	require.NoError(t, l.Lock(ctx))
+	assert.Equal(t, hgetall(t, p.m, name), hgetall(t, p.r, name), "on the replica when Lock returns")
+	assert.Equal(t, int64(1), waits.delta(), "the first call learns the count, then waits")
+	require.NoError(t, l.Lock(ctx))
+	assert.Equal(t, map[string]string{c.field(mustOwner(t, ctx)): "2"}, hgetall(t, p.r, name))
+	assert.Equal(t, int64(1), waits.delta())
+	require.NoError(t, l.Unlock(ctx))
+	require.NoError(t, l.Unlock(ctx))
+	assert.Empty(t, hgetall(t, p.r, name), "released on the replica when Unlock returns")
+	require.NoError(t, l.Lock(ctx))
+	existed, err := l.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, existed)
+	assert.Empty(t, hgetall(t, p.r, name), "deleted on the replica when ForceUnlock returns")
+	assert.Equal(t, int64(4), waits.delta())
+}
+
+// A master whose replica does not acknowledge: an acquisition is given back after each of
+// its three tries and the acquire fails with ErrNotReplicated, leaving nothing held; a
+// re-entry given back leaves the first hold as it was, with the TTL the try set; Unlock is
+// retried with its latch and succeeds (the master released), with a warning; a renewal
+// no replica confirmed is a failed renewal, so the hold's safe-until passes.
+func TestReplicaSyncUnconfirmed(t *testing.T) {
+	p := startReplicated(t)
+	var logs syncBuffer
+	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	ctx := NewOwner(testCtx(t, 30*time.Second))
+	field := c.field(mustOwner(t, ctx))
+	waits, scripts := newCounter(t, p.m, "wait"), newCounter(t, p.m, "evalsha")
+
+	t.Run("acquire", func(t *testing.T) {
+		resume := p.pauseReplica(t)
+		defer resume()
+		begin := time.Now()
+		err := l.Lock(ctx)
+		require.ErrorIs(t, err, ErrNotReplicated)
+		assert.EqualError(t, err, `rlock: Lock "`+name+`": no replica confirmed the acquisition`)
+		assert.GreaterOrEqual(t, time.Since(begin), 3*100*time.Millisecond+100*time.Millisecond+200*time.Millisecond,
+			"three WAITs of 100 ms, with 100 and 200 ms between them")
+		assert.Empty(t, hgetall(t, p.m, name), "every try given back")
+		assert.Equal(t, 0, c.holds.count(), "never recorded")
+		assert.Equal(t, int64(3), waits.delta(), "one WAIT per try")
+		assert.Equal(t, int64(3+3), scripts.delta(), "three acquisitions, three give-backs")
+
+		// Again after SCRIPT FLUSH: the EVAL fallback pipelines a WAIT of its own.
+		require.NoError(t, p.m.Do(ctx, p.m.B().ScriptFlush().Build()).Error())
+		assert.ErrorIs(t, l.TryLock(ctx, 0, 0), ErrNotReplicated)
+		assert.Empty(t, hgetall(t, p.m, name))
+		assert.Equal(t, 0, c.holds.count())
+		loadScripts(t, p.m)
+		waits.delta()
+		scripts.delta()
+	})
+
+	t.Run("reentry", func(t *testing.T) {
+		require.NoError(t, l.LockFor(ctx, 20*time.Second))
+		held, stop, err := l.Held(ctx)
+		require.NoError(t, err)
+		defer stop()
+		resume := p.pauseReplica(t)
+		defer resume()
+		sent := time.Now()
+		require.ErrorIs(t, l.LockFor(ctx, 5*time.Second), ErrNotReplicated)
+		assert.Equal(t, map[string]string{field: "1"}, hgetall(t, p.m, name), "the first hold stays")
+		assert.InDelta(t, 5000, pttl(t, p.m, name), 1000, "with the TTL the last try set")
+		assert.WithinDuration(t, safeUntil(sent, 5*time.Second), holdSafeUntil(c, name, field), time.Second,
+			"and the registry follows that TTL")
+		assert.NoError(t, held.Err(), "the first hold is not ended")
+		resume()
+		require.NoError(t, l.Unlock(ctx))
+		assert.ErrorIs(t, context.Cause(held), ErrReleased)
+		waits.delta()
+		scripts.delta()
+	})
+
+	t.Run("unlock", func(t *testing.T) {
+		require.NoError(t, l.Lock(ctx))
+		held, stop, err := l.Held(ctx)
+		require.NoError(t, err)
+		defer stop()
+		waits.delta()
+		scripts.delta()
+		p.pauseReplica(t)
+		require.NoError(t, l.Unlock(ctx), "the master released it")
+		assert.Empty(t, hgetall(t, p.m, name))
+		assert.ErrorIs(t, context.Cause(held), ErrReleased)
+		assert.Equal(t, int64(3), waits.delta(), "three tries")
+		assert.Equal(t, int64(3), scripts.delta(), "the release and two replays of its latch")
+		assert.Equal(t, 1, strings.Count(logs.String(), "no replica confirmed an unlock"))
+		assert.ErrorIs(t, l.Unlock(ctx), ErrNotHeld)
+	})
+
+	t.Run("force-unlock", func(t *testing.T) {
+		resume := p.pauseReplica(t)
+		resume()
+		require.NoError(t, l.Lock(ctx))
+		waits.delta()
+		p.pauseReplica(t)
+		existed, err := l.ForceUnlock(ctx)
+		require.NoError(t, err, "the master deleted it")
+		assert.True(t, existed)
+		assert.Empty(t, hgetall(t, p.m, name))
+		assert.Equal(t, int64(1), waits.delta(), "waited once, not sent again")
+		assert.Equal(t, 1, strings.Count(logs.String(), "no replica confirmed a force-unlock"))
+	})
+}
+
+// Each watchdog renewal call waits for the replica. One that no replica confirms fails:
+// safe-until stops moving and the Held context ends with ErrLeaseExpired, while the master
+// still has the hold.
+func TestReplicaSyncRenewal(t *testing.T) {
+	p := startReplicated(t)
+	var logs syncBuffer
+	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 50 * time.Millisecond,
+		WatchdogTimeout: 600 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	name := lockName(t)
+	l := newLock(t, c, name)
+	ctx := NewOwner(testCtx(t, 20*time.Second))
+	require.NoError(t, l.Lock(ctx))
+	held, stop, err := l.Held(ctx)
+	require.NoError(t, err)
+	defer stop()
+	waits := newCounter(t, p.m, "wait")
+	require.Eventually(t, func() bool { return c.wheel.Stats().Calls >= 3 }, 5*time.Second, 10*time.Millisecond)
+	assert.GreaterOrEqual(t, waits.delta(), int64(2), "renewal calls wait")
+	assert.Zero(t, c.wheel.Stats().Failed)
+	require.NoError(t, held.Err())
+
+	p.pauseReplica(t)
+	select {
+	case <-held.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hold outlived its unconfirmed renewals")
+	}
+	assert.ErrorIs(t, context.Cause(held), ErrLeaseExpired)
+	assert.Positive(t, c.wheel.Stats().Failed)
+	assert.Contains(t, logs.String(), "no replica confirmed the write in time")
+}
+
+// holdSafeUntil returns the registry's safe-until time of field's hold on name.
+func holdSafeUntil(c *Client, name, field string) time.Time {
+	c.holds.mu.Lock()
+	defer c.holds.mu.Unlock()
+	if h := c.holds.byName[name][field]; h != nil {
+		return h.safeUntil
+	}
+	return time.Time{}
+}
+
+func TestConnectedReplicas(t *testing.T) {
+	for in, want := range map[string]int64{
+		"# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1\r\n": 2,
+		"# Replication\r\nrole:master\r\nconnected_slaves:0\r\n":                        0,
+		"# Replication\r\nrole:slave\r\n":                                               0,
+	} {
+		assert.Equal(t, want, connectedReplicas(in), "%q", in)
+	}
+}
