@@ -6,6 +6,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -90,19 +91,132 @@ func TestSentinelF10KillMaster(t *testing.T) {
 	t.Logf("F10 kill -9: %s", ld.check(t, killAt, windowEnd))
 }
 
-// TestSentinelReplicaAck acquires with Options.ReplicaAck on a master with two replicas:
-// the WAIT is acknowledged and the hold kept (the no-replica case is
-// rlock.TestReplicaAckWithoutReplicaUndoesHold; the failover case faults.TestF9...).
-func TestSentinelReplicaAck(t *testing.T) {
+// TestSentinelReplicaSync checks Redisson's default replica sync on a Sentinel client (the
+// default Options): every lock write is followed by WAIT on the master, the replicas have
+// the write when the call returns, renewals wait too, and ReplicaSyncOff sends no WAIT. With
+// both replicas unable to acknowledge (CLIENT PAUSE WRITE), an acquire gives back each of
+// its three tries and fails with ErrNotReplicated, leaving nothing held. It logs the
+// latency of Lock and Unlock with sync on and off.
+func TestSentinelReplicaSync(t *testing.T) {
 	s := redistest.StartSentinel(t)
-	ctx, cancel := within(context.Background(), 30*time.Second)
+	ctx, cancel := within(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newLockClient(t, s.Client(t), rlock.Options{ReplicaAck: time.Second})
-	l := newLock(t, c, "replica-ack")
-	owner := rlock.NewOwner(ctx)
-	require.NoError(t, l.Lock(owner), "two replicas acknowledge the acquisition")
-	held, err := l.IsHeld(owner)
-	require.NoError(t, err)
-	assert.True(t, held)
-	require.NoError(t, l.Unlock(owner))
+	master := s.MasterAddr(t)
+	m := s.NodeClient(t, master)
+	var replicas []rueidis.Client
+	for _, addr := range s.DataAddrs() {
+		if addr != master {
+			replicas = append(replicas, s.NodeClient(t, addr))
+		}
+	}
+	waits := func() int64 {
+		n, err := redistest.CommandCalls(ctx, m, "wait")
+		require.NoError(t, err)
+		return n
+	}
+	hash := func(nc rueidis.Client, name string) map[string]string {
+		h, err := nc.Do(ctx, nc.B().Hgetall().Key(name).Build()).AsStrMap()
+		require.NoError(t, err)
+		return h
+	}
+	synced := newLockClient(t, s.Client(t), rlock.Options{})
+	off := newLockClient(t, s.Client(t), rlock.Options{ReplicaSync: rlock.ReplicaSyncOff})
+
+	t.Run("Default", func(t *testing.T) {
+		l := newLock(t, synced, "sync:default")
+		owner := rlock.NewOwner(ctx)
+		before := waits()
+		require.NoError(t, l.Lock(owner))
+		for i, r := range replicas {
+			assert.Equal(t, hash(m, "sync:default"), hash(r, "sync:default"), "replica %d has the hold when Lock returns", i)
+		}
+		require.NoError(t, l.Unlock(owner))
+		for i, r := range replicas {
+			assert.Empty(t, hash(r, "sync:default"), "replica %d has the release when Unlock returns", i)
+		}
+		require.NoError(t, l.Lock(owner))
+		existed, err := l.ForceUnlock(owner)
+		require.NoError(t, err)
+		assert.True(t, existed)
+		for i, r := range replicas {
+			assert.Empty(t, hash(r, "sync:default"), "replica %d has the delete when ForceUnlock returns", i)
+		}
+		assert.GreaterOrEqual(t, waits()-before, int64(4), "one WAIT per write")
+	})
+
+	t.Run("Renewal", func(t *testing.T) {
+		c := newLockClient(t, s.Client(t), rlock.Options{WatchdogTimeout: 600 * time.Millisecond})
+		l := newLock(t, c, "sync:renewal")
+		owner := rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(owner))
+		held, stop, err := l.Held(owner)
+		require.NoError(t, err)
+		defer stop()
+		before := waits()
+		require.True(t, waitFor(5*time.Second, func() bool { return waits()-before >= 3 }), "renewals send WAIT")
+		assert.NoError(t, held.Err())
+		require.NoError(t, l.Unlock(owner))
+	})
+
+	t.Run("Off", func(t *testing.T) {
+		l := newLock(t, off, "sync:off")
+		owner := rlock.NewOwner(ctx)
+		before := waits()
+		require.NoError(t, l.Lock(owner))
+		require.NoError(t, l.Unlock(owner))
+		require.NoError(t, l.Lock(owner))
+		_, err := l.ForceUnlock(owner)
+		require.NoError(t, err)
+		assert.Equal(t, before, waits(), "no WAIT")
+	})
+
+	t.Run("Latency", func(t *testing.T) {
+		const n = 200
+		for _, tc := range []struct {
+			name string
+			c    *rlock.Client
+		}{{"sync on (default)", synced}, {"sync off", off}} {
+			l := newLock(t, tc.c, "sync:latency")
+			owner := rlock.NewOwner(ctx)
+			lock, unlock := make([]time.Duration, n), make([]time.Duration, n)
+			for i := range n {
+				begin := time.Now()
+				require.NoError(t, l.Lock(owner))
+				mid := time.Now()
+				require.NoError(t, l.Unlock(owner))
+				lock[i], unlock[i] = mid.Sub(begin), time.Since(mid)
+			}
+			t.Logf("%s: Lock p50 %v p99 %v, Unlock p50 %v p99 %v (%d each)", tc.name,
+				percentile(lock, 50), percentile(lock, 99), percentile(unlock, 50), percentile(unlock, 99), n)
+		}
+	})
+
+	t.Run("ReplicasPaused", func(t *testing.T) {
+		for _, r := range replicas {
+			require.NoError(t, r.Do(ctx, r.B().ClientPause().Timeout(30000).Write().Build()).Error())
+		}
+		defer func() {
+			for _, r := range replicas {
+				assert.NoError(t, r.Do(context.Background(), r.B().ClientUnpause().Build()).Error())
+			}
+		}()
+		l := newLock(t, synced, "sync:paused")
+		owner := rlock.NewOwner(ctx)
+		before := waits()
+		begin := time.Now()
+		err := l.Lock(owner)
+		t.Logf("Lock with both replicas paused: %v after %v", err, time.Since(begin).Round(time.Millisecond))
+		require.ErrorIs(t, err, rlock.ErrNotReplicated)
+		assert.Empty(t, hash(m, "sync:paused"), "every try given back")
+		held, err := l.IsHeld(owner)
+		require.NoError(t, err)
+		assert.False(t, held)
+		assert.Equal(t, int64(3), waits()-before, "one WAIT per try")
+	})
+}
+
+// percentile returns the p-th percentile of ds, which it sorts.
+func percentile(ds []time.Duration, p int) time.Duration {
+	slices.Sort(ds)
+	return ds[(len(ds)-1)*p/100].Round(time.Microsecond)
 }

@@ -87,9 +87,11 @@ func (f *strictFence) accept(tok int64) bool {
 }
 
 // F9: a master and a replica whose replication link runs through a proxy that can
-// blackhole it. With ReplicaAck an acquire that no replica acknowledged is undone and
-// fails; without it, failing over to the replica loses the hold, a second owner gets the
-// lock, and only fencing (in a resource outside Redis) catches the stale holder.
+// blackhole it, used through a single-server client. With replica sync on (ReplicaSyncOn)
+// an acquire that no replica acknowledged is given back at each of its tries and fails with
+// ErrNotReplicated. With the default options, which send no WAIT through a single-server
+// client (ReplicaSyncAuto), failing over to the replica loses the hold, a second owner gets
+// the lock, and only fencing (in a resource outside Redis) catches the stale holder.
 func TestF9FailoverLosesUnreplicatedLock(t *testing.T) {
 	slow(t)
 	master := redistest.StartProcess(t, redistest.ProcessOptions{})
@@ -116,14 +118,23 @@ func TestF9FailoverLosesUnreplicatedLock(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 
 	link.Blackhole()
-	_, synced := newLock(t, rm, name, rlock.Options{ReplicaAck: 300 * time.Millisecond})
+	_, synced := newLock(t, rm, name, rlock.Options{ReplicaSync: rlock.ReplicaSyncOn, ReplicaSyncTimeout: 300 * time.Millisecond})
 	a := testCtx(t, time.Minute)
+	begin := time.Now()
 	err = synced.Lock(a)
+	t.Logf("sync on, link blackholed: Lock = %v after %v", err, time.Since(begin).Round(time.Millisecond))
 	assert.ErrorIs(t, err, rlock.ErrNotReplicated, "sync on: no acknowledgement, no hold")
 	assert.False(t, exists(t, rm, name))
 
+	waits := func() int64 {
+		n, err := redistest.CommandCalls(context.Background(), rm, "wait")
+		require.NoError(t, err)
+		return n
+	}
+	before := waits()
 	_, unsynced := newLock(t, rm, name, rlock.Options{})
-	require.NoError(t, unsynced.Lock(a), "sync off: the hold is taken on the master only")
+	require.NoError(t, unsynced.Lock(a), "default options: the hold is taken on the master only")
+	assert.Equal(t, before, waits(), "default options through a single-server client: no WAIT")
 	tokA, err = token(a, rm, name)
 	require.NoError(t, err)
 	require.True(t, fence.accept(tokA))
