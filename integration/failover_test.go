@@ -109,7 +109,21 @@ type load struct {
 
 	mu         sync.Mutex
 	ops        []opRecord
-	violations []string
+	violations []violation
+	lost       []heldSpan // holds whose Unlock found them gone: a failover lost their write
+}
+
+// violation is an acquisition granted while another owner was inside.
+type violation struct {
+	name string
+	at   time.Time
+	text string
+}
+
+// heldSpan is the time a worker believed it held name.
+type heldSpan struct {
+	name     string
+	from, to time.Time
 }
 
 func startLoad(t *testing.T, cfg loadConfig) *load {
@@ -156,15 +170,19 @@ func (ld *load) work(w int, locks map[string]*rlock.Lock) {
 		ld.record(opRecord{w, "acquire", name, start, time.Now(), err})
 		if err == nil {
 			in := ld.inside[name]
+			acquired := time.Now()
 			if n := in.Add(1); n != 1 {
-				ld.violation(fmt.Sprintf("worker %d acquired %s at %s with %d other holder(s) inside",
-					w, name, time.Now().Format("15:04:05.000"), n-1))
+				ld.violation(violation{name, acquired, fmt.Sprintf("worker %d acquired %s at %s with %d other holder(s) inside",
+					w, name, acquired.Format("15:04:05.000"), n-1)})
 			}
 			time.Sleep(ld.cfg.hold)
 			in.Add(-1)
 			start = time.Now()
 			err = l.Unlock(owner)
 			ld.record(opRecord{w, "unlock", name, start, time.Now(), err})
+			if errors.Is(err, rlock.ErrNotHeld) {
+				ld.lose(heldSpan{name, acquired, start})
+			}
 		}
 		time.Sleep(ld.cfg.every)
 	}
@@ -176,10 +194,34 @@ func (ld *load) record(r opRecord) {
 	ld.mu.Unlock()
 }
 
-func (ld *load) violation(s string) {
+func (ld *load) violation(v violation) {
 	ld.mu.Lock()
-	ld.violations = append(ld.violations, s)
+	ld.violations = append(ld.violations, v)
 	ld.mu.Unlock()
+}
+
+func (ld *load) lose(h heldSpan) {
+	ld.mu.Lock()
+	ld.lost = append(ld.lost, h)
+	ld.mu.Unlock()
+}
+
+// unexplained returns the overlaps that no lost hold explains: an overlap on a name while a
+// hold of it was lost to a failover (its Unlock found it gone) is the documented limit of
+// asynchronous replication, not a broken exclusion.
+func (ld *load) unexplained() (bad []string, explained int) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	for _, v := range ld.violations {
+		if slices.ContainsFunc(ld.lost, func(h heldSpan) bool {
+			return h.name == v.name && !v.at.Before(h.from) && !v.at.After(h.to)
+		}) {
+			explained++
+			continue
+		}
+		bad = append(bad, v.text)
+	}
+	return bad, explained
 }
 
 func (ld *load) records() []opRecord {
@@ -253,15 +295,13 @@ func total(m map[string]int) int {
 }
 
 // check asserts what must hold of a load around a fault window [faultAt, windowEnd): no
-// overlap, no error before the fault, no error in operations started after windowEnd, no
+// overlap that a hold lost to the failover does not explain, no error before the fault, no error in operations started after windowEnd, no
 // operation longer than its bound, and each worker's last operation ok. It returns a summary.
 func (ld *load) check(t *testing.T, faultAt, windowEnd time.Time) string {
 	t.Helper()
 	ops := ld.records()
-	ld.mu.Lock()
-	violations := slices.Clone(ld.violations)
-	ld.mu.Unlock()
-	assert.Empty(t, violations, "overlapping holders")
+	violations, explained := ld.unexplained()
+	assert.Empty(t, violations, "overlapping holders that no lost hold explains")
 
 	before, during, after := map[string]int{}, map[string]int{}, map[string]int{}
 	var maxAcq, maxRel time.Duration
@@ -313,9 +353,9 @@ func (ld *load) check(t *testing.T, faultAt, windowEnd time.Time) string {
 		errSpan = fmt.Sprintf("from +%v to +%v after the fault",
 			firstErr.Sub(faultAt).Round(time.Millisecond), lastErr.Sub(faultAt).Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%d ops (%d ok), errors in the window: %d %s (%s); longest acquire %v, longest unlock %v; overlaps %d",
+	return fmt.Sprintf("%d ops (%d ok), errors in the window: %d %s (%s); longest acquire %v, longest unlock %v; overlaps %d unexplained, %d explained by a hold the failover lost",
 		len(ops), okOps, total(during), sortedCounts(during), errSpan,
-		maxAcq.Round(time.Millisecond), maxRel.Round(time.Millisecond), len(violations))
+		maxAcq.Round(time.Millisecond), maxRel.Round(time.Millisecond), len(violations), explained)
 }
 
 func sortedCounts(m map[string]int) string {

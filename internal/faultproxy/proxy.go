@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -119,8 +120,9 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.wg.Add(2)
-		go p.pipe(client, server, true)
-		go p.pipe(server, client, false)
+		cut := new(atomic.Bool)
+		go p.pipe(client, server, true, cut)
+		go p.pipe(server, client, false, cut)
 	}
 }
 
@@ -139,8 +141,11 @@ func (p *Proxy) track(cs ...net.Conn) bool {
 	return true
 }
 
-// pipe copies src to dst chunk by chunk, applying the current faults.
-func (p *Proxy) pipe(src, dst net.Conn, request bool) {
+// pipe copies src to dst chunk by chunk, applying the current faults. cut is shared by the
+// two pipes of a connection: once a request matched CutAfterRequest it is set before the
+// request is forwarded, and the reply pipe forwards nothing more, so that the reply is lost
+// however the two goroutines are scheduled.
+func (p *Proxy) pipe(src, dst net.Conn, request bool, cut *atomic.Bool) {
 	defer p.wg.Done()
 	defer func() {
 		src.Close()
@@ -156,9 +161,10 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool) {
 		if n > 0 {
 			p.mu.Lock()
 			hole, delay, jitter := p.blackhole, p.delay, p.jitter
-			cut := request && p.cutOn != nil && bytes.Contains(buf[:n], p.cutOn)
-			if cut {
+			cutHere := request && p.cutOn != nil && bytes.Contains(buf[:n], p.cutOn)
+			if cutHere {
 				p.cutOn = nil
+				cut.Store(true)
 			}
 			p.mu.Unlock()
 			if hole != nil {
@@ -170,10 +176,13 @@ func (p *Proxy) pipe(src, dst net.Conn, request bool) {
 			if delay > 0 {
 				time.Sleep(delay)
 			}
+			if !request && cut.Load() {
+				return
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
-			if cut {
+			if cutHere {
 				return
 			}
 		}
