@@ -67,19 +67,8 @@ func checkTry(wait, lease time.Duration) error {
 	return nil
 }
 
-// waitBound is how long an acquire may wait for another owner's release.
-type waitBound struct {
-	limited bool
-	d       time.Duration // when limited
-}
-
-var unbounded = waitBound{}
-
-func bounded(d time.Duration) waitBound { return waitBound{limited: true, d: d} }
-
-// acquire runs Redisson's waiter loop: try, subscribe, try again, then sleep until woken or
-// until the holder's TTL or the wait bound has passed, and try again. A zero lease means
-// the watchdog.
+// acquire checks the call, runs the waiting core (waitFor) and records the outcome. A zero
+// lease means the watchdog.
 func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration) error {
 	field, err := l.ownerField(ctx)
 	if err != nil {
@@ -94,71 +83,12 @@ func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration)
 	return err
 }
 
-// wait is acquire's loop, after the arguments were checked.
+// wait is acquire's loop, after the arguments were checked: the shared waiting core with
+// the reentrant lock's channel and wake rule.
 func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease time.Duration) error {
-	deadline := time.Now().Add(wait.d)
-	a, err := l.try(ctx, field, lease)
-	if err != nil || a.acquired {
-		return err
-	}
-	if wait.limited && wait.d == 0 {
-		return ErrLocked
-	}
-	sctx := ctx
-	if wait.limited {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
-	w, err := l.c.subs.Subscribe(sctx, l.channel, pubsub.LockRule)
-	if err != nil {
-		return l.waitError(ctx, err)
-	}
-	defer w.Close()
-	for {
-		a, err := l.try(ctx, field, lease)
-		if err != nil || a.acquired {
-			return err
-		}
-		sleep, limited := a.ttl, a.expires // a holder key without TTL: wait for a message only
-		if wait.limited {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return ErrLocked
-			}
-			if !limited || left < sleep {
-				sleep, limited = left, true
-			}
-		}
-		if limited {
-			err = w.WaitAtMost(ctx, sleep)
-		} else {
-			err = w.Wait(ctx)
-		}
-		if err != nil {
-			return l.waitError(ctx, err)
-		}
-	}
-}
-
-// waitError maps an error of the waiting phase to what acquire returns.
-func (l *Lock) waitError(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded):
-		return ErrLocked // our own wait bound, not the caller's
-	case errors.Is(err, pubsub.ErrClosed):
-		return ErrClosed
-	}
-	return err
-}
-
-// attempt is the outcome of one run of the acquire script.
-type attempt struct {
-	acquired bool
-	expires  bool          // not acquired: the holder's key has a TTL
-	ttl      time.Duration // not acquired, expires: the holder's remaining lease
+	return l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, func() (attempt, error) {
+		return l.try(ctx, field, lease)
+	})
 }
 
 // try runs the acquire script. An acquisition is recorded in the hold registry (and a

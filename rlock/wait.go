@@ -1,0 +1,94 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/goredisson/goredisson/pubsub"
+)
+
+// waitBound is how long an acquire may wait for another owner's release.
+type waitBound struct {
+	limited bool
+	d       time.Duration // when limited
+}
+
+var unbounded = waitBound{}
+
+func bounded(d time.Duration) waitBound { return waitBound{limited: true, d: d} }
+
+// attempt is the outcome of one try of an acquire script.
+type attempt struct {
+	acquired bool
+	expires  bool          // not acquired: the holder's key has a TTL
+	ttl      time.Duration // not acquired, expires: the holder's remaining lease
+}
+
+// waitFor is the waiting core of the lock types, Redisson's waiter loop: try once; when the
+// lock is held, become a waiter on channel (woken as rule says), try again (a release
+// between the first try and the subscription is not missed), then sleep until woken, or
+// until the holder's remaining lease or the wait bound has passed, and try again. A holder
+// key without a TTL is waited for by message only. It never polls. try must record an
+// acquisition before it returns.
+//
+// It returns nil once try acquired, ErrLocked when the wait bound passed, ctx.Err() when
+// ctx ended, ErrClosed when the Client closed, or try's error.
+func (c *Client) waitFor(ctx context.Context, wait waitBound, channel string, rule pubsub.Rule, try func() (attempt, error)) error {
+	deadline := time.Now().Add(wait.d)
+	a, err := try()
+	if err != nil || a.acquired {
+		return err
+	}
+	if wait.limited && wait.d == 0 {
+		return ErrLocked
+	}
+	sctx := ctx
+	if wait.limited {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	w, err := c.subs.Subscribe(sctx, channel, rule)
+	if err != nil {
+		return waitError(ctx, err)
+	}
+	defer w.Close()
+	for {
+		a, err := try()
+		if err != nil || a.acquired {
+			return err
+		}
+		sleep, limited := a.ttl, a.expires
+		if wait.limited {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return ErrLocked
+			}
+			if !limited || left < sleep {
+				sleep, limited = left, true
+			}
+		}
+		if limited {
+			err = w.WaitAtMost(ctx, sleep)
+		} else {
+			err = w.Wait(ctx)
+		}
+		if err != nil {
+			return waitError(ctx, err)
+		}
+	}
+}
+
+// waitError maps an error of the waiting phase to what an acquire returns.
+func waitError(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return ErrLocked // our own wait bound, not the caller's
+	case errors.Is(err, pubsub.ErrClosed):
+		return ErrClosed
+	}
+	return err
+}
