@@ -3,7 +3,6 @@ package lua
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
@@ -20,8 +19,9 @@ const (
 	channel = "redisson_lock__channel:{lk}"
 )
 
+// fixture is a test's fresh server, with a listener on the lock's channel.
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	rc   rueidis.Client
 	msgs <-chan string
 }
@@ -32,32 +32,19 @@ func setup(t *testing.T) *fixture {
 	return &fixture{t: t, rc: srv.Client(t), msgs: srv.Listen(t, channel)}
 }
 
+// in returns the fixture for subtest t.
+func (f *fixture) in(t *testing.T) *fixture { return &fixture{t: t, rc: f.rc, msgs: f.msgs} }
+
 func (f *fixture) do(args ...string) rueidis.RedisResult {
 	return f.rc.Do(context.Background(), f.rc.B().Arbitrary(args...).Build())
 }
 
-func (f *fixture) hash() map[string]string {
-	m, err := f.do("HGETALL", "lk").AsStrMap()
-	require.NoError(f.t, err)
-	return m
-}
+func (f *fixture) hash() map[string]string { return redistest.HGetAll(f.t, f.rc, "lk") }
 
-func (f *fixture) pttl() int64 {
-	n, err := f.do("PTTL", "lk").AsInt64()
-	require.NoError(f.t, err)
-	return n
-}
+func (f *fixture) pttl() int64 { return redistest.PTTL(f.t, f.rc, "lk") }
 
-// published returns the next message on the channel, or "" when none comes soon. A PING
-// round trip after the script orders the check after any publish.
-func (f *fixture) published() string {
-	select {
-	case m := <-f.msgs:
-		return m
-	case <-time.After(200 * time.Millisecond):
-		return ""
-	}
-}
+// published returns the messages published on the channel since the last call.
+func (f *fixture) published() []string { return redistest.Published(f.t, f.rc, channel, f.msgs) }
 
 func (f *fixture) exec(s Script, keys []string, args ...string) rueidis.RedisResult {
 	return s.Exec(context.Background(), f.rc, keys, args)
@@ -92,45 +79,64 @@ func TestReleaseScript(t *testing.T) {
 	release := func(id, lease string) rueidis.RedisResult {
 		return f.exec(Release, []string{"lk", channel, latch(id)}, "0", lease, field, "PUBLISH", "20000")
 	}
-	r := release("a1", "30000")
-	assert.True(t, rueidis.IsRedisNil(r.Error()), "not held: nil")
-	assert.Equal(t, int64(0), must(f.do("EXISTS", latch("a1")).AsInt64()), "no latch for nil")
+	// hold sets the lock to field's hold, count times, with a TTL of ttl ms.
+	hold := func(t *testing.T, count, ttl string) {
+		require.NoError(t, f.do("HSET", "lk", field, count).Error())
+		require.NoError(t, f.do("PEXPIRE", "lk", ttl).Error())
+	}
 
-	require.NoError(t, f.do("HSET", "lk", field, "2").Error())
-	require.NoError(t, f.do("PEXPIRE", "lk", "5000").Error())
-	assert.Equal(t, int64(0), must(release("b1", "30000").AsInt64()), "still held")
-	assert.Equal(t, map[string]string{field: "1"}, f.hash())
-	assert.InDelta(t, 30000, f.pttl(), 1000, "TTL reset to the lease")
-	assert.Equal(t, "", f.published())
-	assert.InDelta(t, 20000, must(f.do("PTTL", latch("b1")).AsInt64()), 1000)
+	t.Run("not held", func(t *testing.T) {
+		r := release("a1", "30000")
+		assert.True(t, rueidis.IsRedisNil(r.Error()), "not held: nil")
+		assert.Equal(t, int64(0), must(f.do("EXISTS", latch("a1")).AsInt64()), "no latch for nil")
+	})
 
-	require.NoError(t, f.do("PEXPIRE", "lk", "5000").Error())
-	require.NoError(t, f.do("HSET", "lk", field, "2").Error())
-	assert.Equal(t, int64(0), must(release("b2", "0").AsInt64()))
-	assert.InDelta(t, 5000, f.pttl(), 1000, `lease "0" keeps the TTL`)
+	t.Run("partial release resets the TTL", func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "2", "5000")
+		assert.Equal(t, int64(0), must(release("b1", "30000").AsInt64()), "still held")
+		assert.Equal(t, map[string]string{field: "1"}, f.hash())
+		assert.InDelta(t, 30000, f.pttl(), 1000, "TTL reset to the lease")
+		assert.Empty(t, f.published())
+		assert.InDelta(t, 20000, must(f.do("PTTL", latch("b1")).AsInt64()), 1000)
+	})
 
-	assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "fully released")
-	assert.Empty(t, f.hash())
-	assert.Equal(t, "0", f.published())
-	assert.Equal(t, "1", must(f.do("GET", latch("c1")).ToString()))
+	t.Run(`lease "0" keeps the TTL`, func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "2", "5000")
+		assert.Equal(t, int64(0), must(release("b2", "0").AsInt64()))
+		assert.InDelta(t, 5000, f.pttl(), 1000, `lease "0" keeps the TTL`)
+	})
 
-	assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "a retry replays the first result")
-	assert.Equal(t, "", f.published(), "without publishing again")
+	t.Run("final release, and its retry", func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "1", "5000")
+		assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "fully released")
+		assert.Empty(t, f.hash())
+		assert.Equal(t, []string{"0"}, f.published())
+		assert.Equal(t, "1", must(f.do("GET", latch("c1")).ToString()))
 
-	require.NoError(t, f.do("HSET", "lk", field, "1").Error())
-	r = f.exec(Release, []string{"lk", channel, latch("d1")}, "0", "30000", field, "SPUBLISH", "20000", "PUBLISH")
-	assert.Equal(t, int64(1), must(r.AsInt64()))
-	assert.Equal(t, "0", f.published(), "the second publish command reaches classic subscribers")
+		assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "a retry replays the first result")
+		assert.Empty(t, f.published(), "without publishing again")
+	})
+
+	t.Run("second publish command", func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "1", "5000")
+		r := f.exec(Release, []string{"lk", channel, latch("d1")}, "0", "30000", field, "SPUBLISH", "20000", "PUBLISH")
+		assert.Equal(t, int64(1), must(r.AsInt64()))
+		assert.Equal(t, []string{"0"}, f.published(), "the second publish command reaches classic subscribers")
+	})
 }
 
 func TestForceReleaseScript(t *testing.T) {
 	f := setup(t)
 	assert.Equal(t, int64(0), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "PUBLISH").AsInt64()))
-	assert.Equal(t, "", f.published())
+	assert.Empty(t, f.published())
 	require.NoError(t, f.do("HSET", "lk", other, "3").Error())
 	assert.Equal(t, int64(1), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "PUBLISH").AsInt64()))
 	assert.Empty(t, f.hash())
-	assert.Equal(t, "0", f.published())
+	assert.Equal(t, []string{"0"}, f.published())
 }
 
 func TestRenewScript(t *testing.T) {

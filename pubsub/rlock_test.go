@@ -19,8 +19,7 @@ import (
 func TestRLockClientsOnOneRueidisClient(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := redistest.Context(t, 30*time.Second)
 	newClient := func() *rlock.Client {
 		c, err := rlock.New(ctx, rc, rlock.Options{})
 		require.NoError(t, err)
@@ -39,11 +38,7 @@ func TestRLockClientsOnOneRueidisClient(t *testing.T) {
 		got <- time.Now()
 	}()
 	ch := "redisson_lock__channel:{" + name + "}"
-	numsub := func() int64 {
-		m, err := rc.Do(ctx, rc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
-		require.NoError(t, err)
-		return m[ch]
-	}
+	numsub := func() int64 { return redistest.NumSub(t, rc, ch) }
 	require.Eventually(t, func() bool { return numsub() == 1 }, 5*time.Second, time.Millisecond, "B's waiter never subscribed")
 
 	la := a.NewLock(name)

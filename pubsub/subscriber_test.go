@@ -21,18 +21,8 @@ var seq atomic.Int64
 
 func channelName() string { return fmt.Sprintf("redisson_lock__channel:{test-%d}", seq.Add(1)) }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// numsub returns the number of server-side subscribers of channel.
-func numsub(t *testing.T, rc rueidis.Client, channel string) int64 {
-	m, err := rc.Do(context.Background(), rc.B().PubsubNumsub().Channel(channel).Build()).AsIntMap()
-	require.NoError(t, err)
-	return m[channel]
-}
+// testTimeout bounds the contexts of the tests' calls.
+const testTimeout = 20 * time.Second
 
 func publish(t *testing.T, rc rueidis.Client, channel, msg string) {
 	require.NoError(t, rc.Do(context.Background(), rc.B().Publish().Channel(channel).Message(msg).Build()).Error())
@@ -52,7 +42,7 @@ func wokenSet(ws []*Waiter) []bool {
 func subscribeN(t *testing.T, s *Subscriber, channel string, n int, rule Rule) []*Waiter {
 	ws := make([]*Waiter, n)
 	for i := range ws {
-		w, err := s.Subscribe(ctxFor(t), channel, rule)
+		w, err := s.Subscribe(redistest.Context(t, testTimeout), channel, rule)
 		require.NoError(t, err)
 		ws[i] = w
 	}
@@ -108,9 +98,9 @@ func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
 	s := newSubscriber(t, srv.Client(t), Classic)
 	ch := channelName()
 	ws := subscribeN(t, s, ch, 20, LockRule)
-	assert.Equal(t, int64(1), numsub(t, rc, ch), "20 waiters share one subscription")
+	assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch), "20 waiters share one subscription")
 	closeAll(ws)
-	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
 		"the last waiter's Close unsubscribes")
 	require.Eventually(t, func() bool { return idle(s) }, 5*time.Second, 5*time.Millisecond)
 	chans, err := rc.Do(context.Background(), rc.B().PubsubChannels().Pattern(ch).Build()).AsStrSlice()
@@ -125,10 +115,10 @@ func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
 	ch := channelName()
 	for range 50 { // the next subscription starts while the previous one is unsubscribing
 		w := subscribeN(t, s, ch, 1, LockRule)[0]
-		assert.Equal(t, int64(1), numsub(t, rc, ch))
+		assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch))
 		w.Close()
 	}
-	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
 }
 
 // TestLockRule: RLock's and the read-write lock's rule, Redisson's LockPubSub.
@@ -147,7 +137,7 @@ func TestLockRule(t *testing.T) {
 	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[1]) }, "the first has a wake-up pending: the next one is woken")
 	assert.False(t, woken(ws[2]))
 
-	require.NoError(t, ws[0].Wait(ctxFor(t)), "a pending wake-up is consumed at once")
+	require.NoError(t, ws[0].Wait(redistest.Context(t, testTimeout)), "a pending wake-up is consumed at once")
 	assert.False(t, woken(ws[0]))
 
 	requireWokenBy(t, rc, ch, "1", func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) }, "1 wakes all")
@@ -186,7 +176,7 @@ func TestRulesOfTheLockFamily(t *testing.T) {
 		requireWokenBy(t, rc, ch, "9", func() bool { return woken(ws[2]) && woken(ws[3]) && woken(ws[4]) },
 			"more permits than waiters wake every waiter without a pending wake-up")
 		for _, w := range ws {
-			require.NoError(t, w.Wait(ctxFor(t)))
+			require.NoError(t, w.Wait(redistest.Context(t, testTimeout)))
 		}
 		publish(t, rc, ch, "x")
 		publish(t, rc, ch, "0")
@@ -207,7 +197,7 @@ func TestRulesOfTheLockFamily(t *testing.T) {
 		publish(t, rc, ch, "1") // a new count: wakes none
 		requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) }, "0 wakes all")
 		for _, w := range ws {
-			require.NoError(t, w.Wait(ctxFor(t)))
+			require.NoError(t, w.Wait(redistest.Context(t, testTimeout)))
 		}
 		assert.Equal(t, []bool{false, false, false}, wokenSet(ws), "1 woke none")
 	})
@@ -231,13 +221,17 @@ func TestWaitBounds(t *testing.T) {
 	w := subscribeN(t, s, channelName(), 1, LockRule)[0]
 	defer w.Close()
 
-	start := time.Now()
-	require.NoError(t, w.WaitAtMost(ctxFor(t), 50*time.Millisecond), "the time bound ends the wait")
-	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+	t.Run("time bound", func(t *testing.T) {
+		start := time.Now()
+		require.NoError(t, w.WaitAtMost(redistest.Context(t, testTimeout), 50*time.Millisecond), "the time bound ends the wait")
+		assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+	})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	assert.ErrorIs(t, w.Wait(ctx), context.DeadlineExceeded)
+	t.Run("context deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		assert.ErrorIs(t, w.Wait(ctx), context.DeadlineExceeded)
+	})
 }
 
 func TestCancelledSubscribeLeavesNothing(t *testing.T) {
@@ -249,7 +243,7 @@ func TestCancelledSubscribeLeavesNothing(t *testing.T) {
 	cancel()
 	_, err := s.Subscribe(ctx, ch, LockRule)
 	assert.ErrorIs(t, err, context.Canceled)
-	require.Eventually(t, func() bool { return idle(s) && numsub(t, rc, ch) == 0 },
+	require.Eventually(t, func() bool { return idle(s) && redistest.NumSub(t, rc, ch) == 0 },
 		5*time.Second, 5*time.Millisecond)
 }
 
@@ -262,7 +256,7 @@ func TestCloseEndsWaits(t *testing.T) {
 	s.Close()
 	assert.ErrorIs(t, <-done, ErrClosed)
 	w.Close()
-	_, err := s.Subscribe(ctxFor(t), channelName(), LockRule)
+	_, err := s.Subscribe(redistest.Context(t, testTimeout), channelName(), LockRule)
 	assert.ErrorIs(t, err, ErrClosed)
 	s.Close() // idempotent
 }
@@ -277,9 +271,9 @@ func TestReconnectResubscribesAndWakesAll(t *testing.T) { // F6
 	redistest.KillSubscribers(t, rc)
 	require.Eventually(t, func() bool { return woken(ws[0]) && woken(ws[1]) }, 10*time.Second, time.Millisecond,
 		"every waiter is woken to re-check after the subscription comes back")
-	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 1 }, 10*time.Second, 5*time.Millisecond)
 	for _, w := range ws {
-		require.NoError(t, w.Wait(ctxFor(t)))
+		require.NoError(t, w.Wait(redistest.Context(t, testTimeout)))
 	}
 	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) }, "messages arrive on the new subscription")
 }
@@ -306,7 +300,7 @@ func TestBackoffResetsAfterConfirmedSubscription(t *testing.T) {
 		t.Logf("round %d: subscribed again after %v", round, again)
 		assert.Less(t, again, time.Second, "round %d: the delay grew across confirmed subscriptions", round)
 	}
-	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 1 }, 5*time.Second, 5*time.Millisecond)
 }
 
 // TestSubscribersOnOneClientShareSubscriptions: waiters of Subscriber A come and go on a
@@ -320,18 +314,18 @@ func TestSubscribersOnOneClientShareSubscriptions(t *testing.T) {
 	wb := subscribeN(t, b, ch, 1, LockRule)[0]
 	defer wb.Close()
 	for i := range 50 {
-		ctx, cancel := context.WithCancel(ctxFor(t))
+		ctx, cancel := context.WithCancel(redistest.Context(t, testTimeout))
 		wa, err := a.Subscribe(ctx, ch, LockRule)
 		require.NoError(t, err, "round %d", i)
 		cancel()
 		assert.ErrorIs(t, wa.Wait(ctx), context.Canceled)
 		wa.Close()
-		require.Equal(t, int64(1), numsub(t, rc, ch), "round %d: one subscription for both Subscribers", i)
+		require.Equal(t, int64(1), redistest.NumSub(t, rc, ch), "round %d: one subscription for both Subscribers", i)
 	}
 	assert.Equal(t, 1, subOf(t, b, ch).confirmations(), "B's subscription was never lost")
 	assert.False(t, woken(wb))
 	publish(t, rc, ch, "0")
-	ctx, cancel := context.WithTimeout(ctxFor(t), 5*time.Second)
+	ctx, cancel := context.WithTimeout(redistest.Context(t, testTimeout), 5*time.Second)
 	defer cancel()
 	require.NoError(t, wb.Wait(ctx), "B's waiter is woken by the message")
 }
@@ -350,14 +344,14 @@ func TestClosingOneSubscriberKeepsTheOthers(t *testing.T) {
 	a.Close()
 	assert.ErrorIs(t, <-ended, ErrClosed, "A's waiter")
 	wa.Close()
-	assert.Equal(t, int64(1), numsub(t, rc, ch), "B's subscription is kept")
+	assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch), "B's subscription is kept")
 	assert.True(t, registered(shared))
 
 	requireWokenBy(t, rc, ch, "0", func() bool { return woken(wb) }, "B's waiter still hears the channel")
-	require.NoError(t, wb.Wait(ctxFor(t)))
+	require.NoError(t, wb.Wait(redistest.Context(t, testTimeout)))
 	wb.Close()
 	b.Close()
-	assert.Zero(t, numsub(t, rc, ch), "the last Subscriber's Close has unsubscribed")
+	assert.Zero(t, redistest.NumSub(t, rc, ch), "the last Subscriber's Close has unsubscribed")
 	assert.False(t, registered(shared), "nothing is kept for the client")
 }
 
@@ -377,13 +371,6 @@ func TestEachSubscriberAppliesTheRule(t *testing.T) {
 	assert.Equal(t, []bool{true, false}, wokenSet(wb))
 }
 
-// shardnumsub returns the number of server-side sharded subscribers of channel.
-func shardnumsub(t *testing.T, rc rueidis.Client, channel string) int64 {
-	m, err := rc.Do(context.Background(), rc.B().PubsubShardnumsub().Channel(channel).Build()).AsIntMap()
-	require.NoError(t, err)
-	return m[channel]
-}
-
 // TestListenBothKinds: a Subscriber that listens both ways has one subscription of each
 // kind per channel; a message of either kind wakes by the rule, so a release published
 // both ways wakes two waiters. A Subscriber on the same client that listens one way shares
@@ -395,8 +382,8 @@ func TestListenBothKinds(t *testing.T) {
 	ch := channelName()
 	ws := subscribeN(t, both, ch, 3, LockRule)
 	wc := subscribeN(t, classic, ch, 1, LockRule)[0]
-	assert.Equal(t, int64(1), numsub(t, rc, ch), "one SUBSCRIBE for both Subscribers")
-	assert.Equal(t, int64(1), shardnumsub(t, rc, ch), "one SSUBSCRIBE")
+	assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch), "one SUBSCRIBE for both Subscribers")
+	assert.Equal(t, int64(1), redistest.ShardNumSub(t, rc, ch), "one SSUBSCRIBE")
 
 	spublish := func(msg string) {
 		require.NoError(t, rc.Do(context.Background(), rc.B().Spublish().Channel(ch).Message(msg).Build()).Error())
@@ -412,11 +399,11 @@ func TestListenBothKinds(t *testing.T) {
 		"a release published both ways wakes two waiters of the Subscriber that listens both ways")
 
 	closeAll(ws)
-	require.Eventually(t, func() bool { return shardnumsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return redistest.ShardNumSub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
 		"the last waiter that listens sharded unsubscribes")
-	assert.Equal(t, int64(1), numsub(t, rc, ch), "the classic subscription stays for the other Subscriber")
+	assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch), "the classic subscription stays for the other Subscriber")
 	wc.Close()
-	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
 }
 
 // TestChooseOutsideACluster: on a single server every plan is classic.
@@ -425,7 +412,7 @@ func TestChooseOutsideACluster(t *testing.T) {
 	rc := srv.Client(t)
 	for _, mode := range []Mode{ModeAuto, ModeSharded, ModeClassic} {
 		for _, others := range []Kinds{0, Classic, Sharded, Classic | Sharded} {
-			plan, err := Choose(ctxFor(t), rc, mode, others)
+			plan, err := Choose(redistest.Context(t, testTimeout), rc, mode, others)
 			require.NoError(t, err)
 			assert.Equal(t, Plan{Listen: Classic, Publish: Classic}, plan, "mode %d, others %s", mode, others)
 		}

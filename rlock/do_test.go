@@ -14,12 +14,10 @@ import (
 )
 
 func TestDoMintsOwnerAndReleases(t *testing.T) {
-	c, rc := newClient(t, redistest.Shared(t), Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := testCtx(t, 10*time.Second) // no owner
+	f := newFixture(t, Options{})
+	l := f.l
 	var inside context.Context
-	err := l.Do(ctx, func(ctx context.Context) error {
+	err := l.Do(f.base, func(ctx context.Context) error { // f.base carries no owner
 		inside = ctx
 		_, ok := OwnerFrom(ctx)
 		assert.True(t, ok, "fn gets an owner")
@@ -31,14 +29,13 @@ func TestDoMintsOwnerAndReleases(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.ErrorIs(t, context.Cause(inside), ErrReleased, "fn's ctx is the Held context")
-	assert.Equal(t, int64(-2), pttl(t, rc, name), "released")
-	assert.Equal(t, 0, c.holds.count())
+	assert.Equal(t, int64(-2), redistest.PTTL(t, f.rc, f.name), "released")
+	assert.Equal(t, 0, f.c.holds.count())
 }
 
 func TestDoUsesCallersOwner(t *testing.T) {
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	f := newFixture(t, Options{})
+	l, ctx := f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
 	require.NoError(t, l.Do(ctx, func(ctx context.Context) error {
 		n, err := l.HoldCount(ctx)
@@ -52,45 +49,42 @@ func TestDoUsesCallersOwner(t *testing.T) {
 }
 
 func TestDoJoinsErrors(t *testing.T) {
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	ctx := testCtx(t, 10*time.Second)
-	boom := errors.New("boom")
-	err := l.Do(ctx, func(context.Context) error { return boom })
-	assert.ErrorIs(t, err, boom)
-	assert.NotErrorIs(t, err, ErrNotHeld, "the release succeeded")
-
-	// The hold is lost while fn runs: fn sees its context end, and the release error says so.
-	err = l.Do(ctx, func(ctx context.Context) error {
-		if _, err := l.ForceUnlock(ctx); err != nil {
-			return err
-		}
-		<-ctx.Done()
-		return context.Cause(ctx)
+	t.Run("fn's error", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		boom := errors.New("boom")
+		err := f.l.Do(f.base, func(context.Context) error { return boom })
+		assert.ErrorIs(t, err, boom)
+		assert.NotErrorIs(t, err, ErrNotHeld, "the release succeeded")
 	})
-	assert.ErrorIs(t, err, ErrForceUnlocked)
-	assert.ErrorIs(t, err, ErrNotHeld)
+
+	t.Run("hold lost while fn runs", func(t *testing.T) {
+		// fn sees its context end, and the release error says so.
+		f := newFixture(t, Options{})
+		err := f.l.Do(f.base, func(ctx context.Context) error {
+			if _, err := f.l.ForceUnlock(ctx); err != nil {
+				return err
+			}
+			<-ctx.Done()
+			return context.Cause(ctx)
+		})
+		assert.ErrorIs(t, err, ErrForceUnlocked)
+		assert.ErrorIs(t, err, ErrNotHeld)
+	})
 }
 
 func TestDoReleasesOnPanic(t *testing.T) {
-	c, rc := newClient(t, redistest.Shared(t), Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
+	f := newFixture(t, Options{})
 	assert.PanicsWithValue(t, "boom", func() {
-		_ = l.Do(testCtx(t, 10*time.Second), func(context.Context) error { panic("boom") })
+		_ = f.l.Do(f.base, func(context.Context) error { panic("boom") })
 	})
-	assert.Equal(t, int64(-2), pttl(t, rc, name), "released although fn panicked")
+	assert.Equal(t, int64(-2), redistest.PTTL(t, f.rc, f.name), "released although fn panicked")
 }
 
 func TestTryDo(t *testing.T) {
-	srv := redistest.Shared(t)
-	c, rc := newClient(t, srv, Options{})
-	other, _ := newClient(t, srv, Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := testCtx(t, 10*time.Second)
+	f := newFixture(t, Options{})
+	l, other, rc, ctx := f.l, f.otherLock(t), f.rc, f.base
 	holder := NewOwner(ctx)
-	require.NoError(t, other.NewLock(name).Lock(holder))
+	require.NoError(t, other.Lock(holder))
 	ran := false
 	err := l.TryDo(ctx, 50*time.Millisecond, func(context.Context) error { ran = true; return nil })
 	assert.ErrorIs(t, err, ErrLocked)
@@ -102,7 +96,7 @@ func TestTryDo(t *testing.T) {
 	go func() { done <- l.TryDo(ctx, 5*time.Second, func(context.Context) error { ran = true; return nil }) }()
 	// Asleep once it has tried, subscribed and tried again.
 	require.Eventually(t, func() bool { return failedTries(t, rc) >= tries+2 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, other.NewLock(name).Unlock(holder))
+	require.NoError(t, other.Unlock(holder))
 	require.NoError(t, <-done)
 	assert.True(t, ran)
 }
@@ -110,17 +104,18 @@ func TestTryDo(t *testing.T) {
 // Do under contention: mutual exclusion, checked by the overlap detector.
 func TestDoMutualExclusion(t *testing.T) {
 	srv := redistest.Shared(t)
-	name := lockName(t)
-	var ov overlap
+	name := redistest.Name(t)
+	var ov redistest.Overlap
 	var wg sync.WaitGroup
 	for range 4 {
 		c, _ := newClient(t, srv, Options{})
-		l := newLock(t, c, name)
+		l := c.NewLock(name)
 		for range 4 {
 			wg.Go(func() {
 				for range 25 {
-					err := l.Do(testCtx(t, 30*time.Second), func(context.Context) error {
-						defer ov.enter()()
+					err := l.Do(redistest.Context(t, 30*time.Second), func(context.Context) error {
+						_, leave := ov.Enter()
+						defer leave()
 						return nil
 					})
 					assert.NoError(t, err)
@@ -129,6 +124,6 @@ func TestDoMutualExclusion(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	assert.Zero(t, ov.violations.Load())
-	assert.Equal(t, int64(400), ov.entries.Load())
+	assert.Zero(t, ov.Violations())
+	assert.Equal(t, int64(400), ov.Entries())
 }

@@ -14,13 +14,9 @@ import (
 // A re-entry with a shorter explicit lease moves safe-until earlier: Held ends before
 // another owner can acquire.
 func TestReentryShorterLeaseEndsHeldFirst(t *testing.T) {
-	srv := redistest.Shared(t)
-	c, _ := newClient(t, srv, Options{})
-	other, _ := newClient(t, srv, Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	base := testCtx(t, 20*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
+	f := newFixture(t, Options{})
+	l, other := f.l, f.otherLock(t)
+	a, b := f.owners()
 
 	require.NoError(t, l.LockFor(a, 3*time.Second))
 	work, stop, err := l.Held(a)
@@ -30,7 +26,7 @@ func TestReentryShorterLeaseEndsHeldFirst(t *testing.T) {
 	go func() { <-work.Done(); ended <- time.Now() }()
 	require.NoError(t, l.LockFor(a, 300*time.Millisecond))
 
-	require.NoError(t, other.NewLock(name).TryLock(b, 5*time.Second, 0), "the shorter lease runs out")
+	require.NoError(t, other.TryLock(b, 5*time.Second, 0), "the shorter lease runs out")
 	got := time.Now()
 	select {
 	case at := <-ended:
@@ -45,13 +41,9 @@ func TestReentryShorterLeaseEndsHeldFirst(t *testing.T) {
 // A re-entry with a longer explicit lease moves safe-until later: Held outlives the first
 // lease, and the lock stays held.
 func TestReentryLongerLeaseKeepsHeld(t *testing.T) {
-	srv := redistest.Shared(t)
-	c, rc := newClient(t, srv, Options{})
-	other, _ := newClient(t, srv, Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	base := testCtx(t, 20*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
+	f := newFixture(t, Options{})
+	l, other := f.l, f.otherLock(t)
+	a, b := f.owners()
 
 	require.NoError(t, l.LockFor(a, 300*time.Millisecond))
 	work, stop, err := l.Held(a)
@@ -61,9 +53,9 @@ func TestReentryLongerLeaseKeepsHeld(t *testing.T) {
 	first := time.Now().Add(300 * time.Millisecond)
 
 	// Past the first lease: the other owner still cannot acquire, and Held is alive.
-	assert.ErrorIs(t, other.NewLock(name).TryLock(b, time.Until(first)+300*time.Millisecond, 0), ErrLocked)
+	assert.ErrorIs(t, other.TryLock(b, time.Until(first)+300*time.Millisecond, 0), ErrLocked)
 	assert.NoError(t, work.Err(), "Held outlives the first lease")
-	assert.Greater(t, pttl(t, rc, name), int64(1000))
+	assert.Greater(t, redistest.PTTL(t, f.rc, f.name), int64(1000))
 	require.NoError(t, l.Unlock(a))
 	assert.NoError(t, work.Err(), "one hold remains")
 	require.NoError(t, l.Unlock(a))
@@ -74,9 +66,8 @@ func TestReentryLongerLeaseKeepsHeld(t *testing.T) {
 // A watchdog hold's safe-until follows each successful renewal, so Held stays alive as long
 // as renewal succeeds, well past the first lease.
 func TestWatchdogRenewalMovesSafeUntil(t *testing.T) {
-	c, _ := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: 300 * time.Millisecond})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 20*time.Second))
+	f := newFixture(t, Options{WatchdogTimeout: 300 * time.Millisecond})
+	c, l, ctx := f.c, f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
 	work, stop, err := l.Held(ctx)
 	require.NoError(t, err)

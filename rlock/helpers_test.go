@@ -2,9 +2,6 @@ package rlock
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,12 +16,8 @@ func TestMain(m *testing.M) {
 	redistest.Main(m)
 }
 
-var nameSeq atomic.Int64
-
-// lockName returns a lock name no other test uses.
-func lockName(t testing.TB) string {
-	return fmt.Sprintf("%s:%d", strings.ReplaceAll(t.Name(), "/", ":"), nameSeq.Add(1))
-}
+// testTimeout bounds every fixture's context.
+const testTimeout = time.Minute
 
 // newClient returns a Client on srv, closed in t.Cleanup before its rueidis client.
 func newClient(t testing.TB, srv *redistest.Server, opts Options) (*Client, rueidis.Client) {
@@ -36,48 +29,54 @@ func newClient(t testing.TB, srv *redistest.Server, opts Options) (*Client, ruei
 	return c, rc
 }
 
-func newLock(t testing.TB, c *Client, name string) *Lock {
+// fixture is what most tests of this package start from: a Client with the test's Options on
+// a server, the rueidis client under it, a lock name no other test uses and its Lock, and
+// contexts bounded by testTimeout, without and with an owner.
+type fixture struct {
+	srv  *redistest.Server
+	c    *Client
+	rc   rueidis.Client
+	name string
+	l    *Lock
+	base context.Context // carries no owner
+	ctx  context.Context // base with an owner of its own
+}
+
+// newFixture returns a fixture on the shared server.
+func newFixture(t testing.TB, opts Options) *fixture {
 	t.Helper()
-	l := c.NewLock(name)
-	return l
+	return newFixtureOn(t, redistest.Shared(t), opts)
 }
 
-// testCtx returns a context that ends with the test, bounded by d.
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// hgetall returns the lock hash.
-func hgetall(t testing.TB, rc rueidis.Client, name string) map[string]string {
+// newFixtureOn returns a fixture on srv.
+func newFixtureOn(t testing.TB, srv *redistest.Server, opts Options) *fixture {
 	t.Helper()
-	m, err := rc.Do(context.Background(), rc.B().Hgetall().Key(name).Build()).AsStrMap()
-	require.NoError(t, err)
-	return m
+	c, rc := newClient(t, srv, opts)
+	name := redistest.Name(t)
+	base := redistest.Context(t, testTimeout)
+	return &fixture{srv: srv, c: c, rc: rc, name: name, l: c.NewLock(name), base: base, ctx: NewOwner(base)}
 }
 
-func pttl(t testing.TB, rc rueidis.Client, name string) int64 {
+// owners returns two new owners, each on the fixture's base context.
+func (f *fixture) owners() (a, b context.Context) { return NewOwner(f.base), NewOwner(f.base) }
+
+// otherLock returns the fixture's lock as seen by another Client, with the default Options,
+// on the same server.
+func (f *fixture) otherLock(t testing.TB) *Lock {
 	t.Helper()
-	n, err := rc.Do(context.Background(), rc.B().Pttl().Key(name).Build()).AsInt64()
-	require.NoError(t, err)
-	return n
+	c, _ := newClient(t, f.srv, Options{})
+	return c.NewLock(f.name)
 }
 
-// overlap detects two owners inside one critical section at once.
-type overlap struct {
-	inside     atomic.Int32
-	violations atomic.Int32
-	entries    atomic.Int64
-}
+// channel returns the unlock channel of the fixture's lock.
+func (f *fixture) channel() string { return "redisson_lock__channel:{" + f.name + "}" }
 
-// enter marks an owner inside; the returned func marks it out.
-func (o *overlap) enter() func() {
-	if o.inside.Add(1) != 1 {
-		o.violations.Add(1)
-	}
-	o.entries.Add(1)
-	return func() { o.inside.Add(-1) }
+// mustOwner returns the owner that ctx carries.
+func mustOwner(t testing.TB, ctx context.Context) Owner {
+	t.Helper()
+	o, ok := OwnerFrom(ctx)
+	require.True(t, ok, "ctx carries no owner")
+	return o
 }
 
 // rawHolder writes, with raw commands, a lock held once by field with a TTL of ttlMs.
@@ -94,4 +93,14 @@ func renewing(c *Client, name, field string) bool {
 	defer c.holds.mu.Unlock()
 	h := c.holds.byName[name][field]
 	return h != nil && h.watchdog && h.count > 0
+}
+
+// holdSafeUntil returns the registry's safe-until time of field's hold on name.
+func holdSafeUntil(c *Client, name, field string) time.Time {
+	c.holds.mu.Lock()
+	defer c.holds.mu.Unlock()
+	if h := c.holds.byName[name][field]; h != nil {
+		return h.safeUntil
+	}
+	return time.Time{}
 }

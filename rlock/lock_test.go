@@ -15,69 +15,61 @@ import (
 // TestLayoutMatchesRedisson checks the hash a Go holder writes: one field
 // "<client-uuid>:<owner>" with the reentry count, PEXPIRE = the watchdog timeout.
 func TestLayoutMatchesRedisson(t *testing.T) {
-	srv := redistest.Shared(t)
-	c, rc := newClient(t, srv, Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 10*time.Second))
-	o, _ := OwnerFrom(ctx)
+	f := newFixture(t, Options{})
+	o := mustOwner(t, f.ctx)
 
-	require.NoError(t, l.Lock(ctx))
-	require.NoError(t, l.Lock(ctx))
-	assert.Equal(t, map[string]string{c.ID() + ":" + o.String(): "2"}, hgetall(t, rc, name))
-	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, c.ID())
-	assert.InDelta(t, 30000, pttl(t, rc, name), 1000)
-	require.NoError(t, l.Unlock(ctx))
-	require.NoError(t, l.Unlock(ctx))
-	assert.Empty(t, hgetall(t, rc, name))
+	require.NoError(t, f.l.Lock(f.ctx))
+	require.NoError(t, f.l.Lock(f.ctx))
+	assert.Equal(t, map[string]string{f.c.ID() + ":" + o.String(): "2"}, redistest.HGetAll(t, f.rc, f.name))
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, f.c.ID())
+	assert.InDelta(t, 30000, redistest.PTTL(t, f.rc, f.name), 1000)
+	require.NoError(t, f.l.Unlock(f.ctx))
+	require.NoError(t, f.l.Unlock(f.ctx))
+	assert.Empty(t, redistest.HGetAll(t, f.rc, f.name))
 }
 
 func TestHoldCount(t *testing.T) { // RL-13
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	f := newFixture(t, Options{})
 	count := func() int {
-		n, err := l.HoldCount(ctx)
+		n, err := f.l.HoldCount(f.ctx)
 		require.NoError(t, err)
 		return n
 	}
 	assert.Equal(t, 0, count())
-	require.NoError(t, l.Lock(ctx))
+	require.NoError(t, f.l.Lock(f.ctx))
 	assert.Equal(t, 1, count())
-	require.NoError(t, l.Unlock(ctx))
+	require.NoError(t, f.l.Unlock(f.ctx))
 	assert.Equal(t, 0, count())
-	require.NoError(t, l.Lock(ctx))
-	require.NoError(t, l.Lock(ctx))
+	require.NoError(t, f.l.Lock(f.ctx))
+	require.NoError(t, f.l.Lock(f.ctx))
 	assert.Equal(t, 2, count())
-	require.NoError(t, l.Unlock(ctx))
+	require.NoError(t, f.l.Unlock(f.ctx))
 	assert.Equal(t, 1, count())
-	require.NoError(t, l.Unlock(ctx))
+	require.NoError(t, f.l.Unlock(f.ctx))
 	assert.Equal(t, 0, count())
 }
 
 func TestIsHeldAndIsLocked(t *testing.T) { // RL-14, RL-15, RL-16, RL-18
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	base := testCtx(t, 10*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
+	f := newFixture(t, Options{})
+	a, b := f.owners()
 	state := func(ctx context.Context) (held, locked bool) {
-		held, err := l.IsHeld(ctx)
+		held, err := f.l.IsHeld(ctx)
 		require.NoError(t, err)
-		locked, err = l.IsLocked(ctx)
+		locked, err = f.l.IsLocked(ctx)
 		require.NoError(t, err)
 		return held, locked
 	}
 	held, locked := state(a)
 	assert.False(t, held)
 	assert.False(t, locked)
-	require.NoError(t, l.Lock(a))
+	require.NoError(t, f.l.Lock(a))
 	held, locked = state(a)
 	assert.True(t, held)
 	assert.True(t, locked)
 	held, locked = state(b)
 	assert.False(t, held, "another owner does not hold it")
 	assert.True(t, locked, "another owner sees it locked")
-	require.NoError(t, l.Unlock(a))
+	require.NoError(t, f.l.Unlock(a))
 	held, locked = state(a)
 	assert.False(t, held)
 	assert.False(t, locked)
@@ -87,211 +79,195 @@ func TestIsHeldAndIsLocked(t *testing.T) { // RL-14, RL-15, RL-16, RL-18
 }
 
 func TestLockUnlockTwice(t *testing.T) { // RL-20
-	c, rc := newClient(t, redistest.Shared(t), Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	f := newFixture(t, Options{})
 	for range 2 {
-		require.NoError(t, l.Lock(ctx))
-		require.NoError(t, l.Unlock(ctx))
+		require.NoError(t, f.l.Lock(f.ctx))
+		require.NoError(t, f.l.Unlock(f.ctx))
 	}
-	assert.Equal(t, int64(-2), pttl(t, rc, name))
+	assert.Equal(t, int64(-2), redistest.PTTL(t, f.rc, f.name))
 }
 
 func TestReentrancyKeepsOthersOut(t *testing.T) { // RL-21
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	base := testCtx(t, 10*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
-	require.NoError(t, l.TryLock(a, 0, 0))
-	require.NoError(t, l.TryLock(a, 0, 0))
-	require.NoError(t, l.Unlock(a))
-	assert.ErrorIs(t, l.TryLock(b, 0, 0), ErrLocked, "hold count is still 1")
-	require.NoError(t, l.Unlock(a))
-	require.NoError(t, l.TryLock(b, 0, 0))
-	require.NoError(t, l.Unlock(b))
+	f := newFixture(t, Options{})
+	a, b := f.owners()
+	require.NoError(t, f.l.TryLock(a, 0, 0))
+	require.NoError(t, f.l.TryLock(a, 0, 0))
+	require.NoError(t, f.l.Unlock(a))
+	assert.ErrorIs(t, f.l.TryLock(b, 0, 0), ErrLocked, "hold count is still 1")
+	require.NoError(t, f.l.Unlock(a))
+	require.NoError(t, f.l.TryLock(b, 0, 0))
+	require.NoError(t, f.l.Unlock(b))
 }
 
 func TestUnlockByNonHolder(t *testing.T) { // RL-19
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	base := testCtx(t, 10*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
-	assert.ErrorIs(t, l.Unlock(a), ErrNotHeld, "never held")
-	require.NoError(t, l.LockFor(a, time.Second))
-	assert.ErrorIs(t, l.Unlock(b), ErrNotHeld, "held by another owner")
-	held, err := l.IsHeld(a)
+	f := newFixture(t, Options{})
+	a, b := f.owners()
+	assert.ErrorIs(t, f.l.Unlock(a), ErrNotHeld, "never held")
+	require.NoError(t, f.l.LockFor(a, time.Second))
+	assert.ErrorIs(t, f.l.Unlock(b), ErrNotHeld, "held by another owner")
+	held, err := f.l.IsHeld(a)
 	require.NoError(t, err)
 	assert.True(t, held, "a failed unlock leaves the holder's lock alone")
-	require.NoError(t, l.Unlock(a))
+	require.NoError(t, f.l.Unlock(a))
 }
 
 func TestForceUnlock(t *testing.T) { // RL-08
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 10*time.Second))
-	require.NoError(t, l.Lock(ctx))
-	ok, err := l.ForceUnlock(ctx)
+	f := newFixture(t, Options{})
+	require.NoError(t, f.l.Lock(f.ctx))
+	ok, err := f.l.ForceUnlock(f.ctx)
 	require.NoError(t, err)
 	assert.True(t, ok)
-	locked, err := l.IsLocked(ctx)
+	locked, err := f.l.IsLocked(f.ctx)
 	require.NoError(t, err)
 	assert.False(t, locked)
-	assert.Equal(t, 0, c.holds.count(), "force-unlock stops local renewal")
-	fresh := newLock(t, c, name)
-	locked, err = fresh.IsLocked(ctx)
+	assert.Equal(t, 0, f.c.holds.count(), "force-unlock stops local renewal")
+	locked, err = f.c.NewLock(f.name).IsLocked(f.ctx)
 	require.NoError(t, err)
-	assert.False(t, locked)
-	ok, err = l.ForceUnlock(ctx)
+	assert.False(t, locked, "a fresh handle sees it unlocked")
+	ok, err = f.l.ForceUnlock(f.ctx)
 	require.NoError(t, err)
 	assert.False(t, ok, "nothing to delete")
 }
 
 func TestExpiredLeaseIsTakenAndUnlockFails(t *testing.T) { // RL-09
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	base := testCtx(t, 10*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
+	f := newFixture(t, Options{})
+	a, b := f.owners()
 	start := time.Now()
-	require.NoError(t, l.LockFor(a, 2*time.Second))
-	require.NoError(t, l.Lock(b), "the waiter gets the lock when the lease runs out, with no publish")
+	require.NoError(t, f.l.LockFor(a, 2*time.Second))
+	require.NoError(t, f.l.Lock(b), "the waiter gets the lock when the lease runs out, with no publish")
 	took := time.Since(start)
 	assert.GreaterOrEqual(t, took, 1900*time.Millisecond)
 	assert.Less(t, took, 2500*time.Millisecond)
-	assert.ErrorIs(t, l.Unlock(a), ErrNotHeld, "unlocking an expired lock is an error")
-	require.NoError(t, l.Unlock(b))
+	assert.ErrorIs(t, f.l.Unlock(a), ErrNotHeld, "unlocking an expired lock is an error")
+	require.NoError(t, f.l.Unlock(b))
 }
 
 func TestRemainTTL(t *testing.T) { // RL-10
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	f := newFixture(t, Options{})
 	ttl := func() time.Duration {
-		d, err := l.RemainTTL(ctx)
+		d, err := f.l.RemainTTL(f.ctx)
 		require.NoError(t, err)
 		return d
 	}
-	require.NoError(t, l.LockFor(ctx, time.Hour))
+	require.NoError(t, f.l.LockFor(f.ctx, time.Hour))
 	assert.InDelta(t, float64(time.Hour), float64(ttl()), float64(100*time.Millisecond))
-	require.NoError(t, l.Unlock(ctx))
-	_, err := l.RemainTTL(ctx)
+	require.NoError(t, f.l.Unlock(f.ctx))
+	_, err := f.l.RemainTTL(f.ctx)
 	assert.ErrorIs(t, err, ErrNotLocked, "no lock is not 0 ms left")
-	require.NoError(t, l.Lock(ctx))
+	require.NoError(t, f.l.Lock(f.ctx))
 	assert.InDelta(t, float64(30*time.Second), float64(ttl()), float64(100*time.Millisecond),
 		"an earlier explicit lease does not leak into a watchdog acquisition")
-	require.NoError(t, l.Unlock(ctx))
+	require.NoError(t, f.l.Unlock(f.ctx))
 }
 
 func TestReentrantUnlockKeepsLease(t *testing.T) { // RL-05
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	f := newFixture(t, Options{})
 	for range 3 {
-		require.NoError(t, l.LockFor(ctx, 10*time.Second))
+		require.NoError(t, f.l.LockFor(f.ctx, 10*time.Second))
 	}
-	require.NoError(t, l.Unlock(ctx))
-	require.NoError(t, l.Unlock(ctx))
-	d, err := l.RemainTTL(ctx)
+	require.NoError(t, f.l.Unlock(f.ctx))
+	require.NoError(t, f.l.Unlock(f.ctx))
+	d, err := f.l.RemainTTL(f.ctx)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, d, 9*time.Second)
 	assert.LessOrEqual(t, d, 10*time.Second)
-	require.NoError(t, l.Unlock(ctx))
+	require.NoError(t, f.l.Unlock(f.ctx))
 }
 
 func TestTryLockWaitElapses(t *testing.T) { // RL-06 shape, with a short wait
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	base := testCtx(t, 10*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
-	require.NoError(t, l.Lock(a))
+	f := newFixture(t, Options{})
+	a, b := f.owners()
+	require.NoError(t, f.l.Lock(a))
 	start := time.Now()
-	assert.ErrorIs(t, l.TryLock(b, 300*time.Millisecond, 0), ErrLocked)
+	assert.ErrorIs(t, f.l.TryLock(b, 300*time.Millisecond, 0), ErrLocked)
 	took := time.Since(start)
 	assert.GreaterOrEqual(t, took, 290*time.Millisecond)
 	assert.Less(t, took, time.Second)
-	require.NoError(t, l.Unlock(a))
+	require.NoError(t, f.l.Unlock(a))
 }
 
 func TestBadInput(t *testing.T) {
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	ctx := testCtx(t, 10*time.Second)
+	t.Run("options", func(t *testing.T) {
+		rc := redistest.Shared(t).Client(t)
+		ctx := redistest.Context(t, testTimeout)
+		_, err := New(ctx, nil, Options{})
+		assert.ErrorIs(t, err, ErrNilClient)
+		for _, opts := range []Options{
+			{WatchdogTimeout: -time.Second},
+			{RenewBatchSize: -1},
+			{PubSub: PubSubMode(9)},
+		} {
+			_, err = New(ctx, rc, opts)
+			assert.ErrorIs(t, err, ErrInvalidOptions, "%+v", opts)
+		}
+	})
 
-	_, err := New(ctx, nil, Options{})
-	assert.ErrorIs(t, err, ErrNilClient)
-	_, err = New(ctx, rc, Options{WatchdogTimeout: -time.Second})
-	assert.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = New(ctx, rc, Options{RenewBatchSize: -1})
-	assert.ErrorIs(t, err, ErrInvalidOptions)
-	_, err = New(ctx, rc, Options{PubSub: PubSubMode(9)})
-	assert.ErrorIs(t, err, ErrInvalidOptions)
+	t.Run("name, wait and lease", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		assert.ErrorIs(t, f.c.NewLock("").Lock(f.ctx), ErrEmptyName)
+		assert.ErrorIs(t, f.l.TryLock(f.ctx, -time.Second, 0), ErrInvalidWait)
+		assert.ErrorIs(t, f.l.TryLock(f.ctx, 0, -time.Second), ErrInvalidLease)
+		assert.ErrorIs(t, f.l.LockFor(f.ctx, 0), ErrInvalidLease)
+		assert.ErrorIs(t, f.l.LockFor(f.ctx, -time.Second), ErrInvalidLease)
+	})
 
-	c, _ := newClient(t, srv, Options{})
-	owned := NewOwner(ctx)
-	assert.ErrorIs(t, c.NewLock("").Lock(owned), ErrEmptyName)
-	l := newLock(t, c, lockName(t))
-	assert.ErrorIs(t, l.TryLock(owned, -time.Second, 0), ErrInvalidWait)
-	assert.ErrorIs(t, l.TryLock(owned, 0, -time.Second), ErrInvalidLease)
-	assert.ErrorIs(t, l.LockFor(owned, 0), ErrInvalidLease)
-	assert.ErrorIs(t, l.LockFor(owned, -time.Second), ErrInvalidLease)
+	t.Run("no owner in ctx", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		assert.ErrorIs(t, f.l.Lock(f.base), ErrNoOwner)
+		assert.ErrorIs(t, f.l.Unlock(f.base), ErrNoOwner)
+		_, err := f.l.HoldCount(f.base)
+		assert.ErrorIs(t, err, ErrNoOwner)
+		_, err = f.l.IsHeld(f.base)
+		assert.ErrorIs(t, err, ErrNoOwner)
+		_, _, err = f.l.Held(f.base)
+		assert.ErrorIs(t, err, ErrNoOwner)
+	})
 
-	// No owner in ctx.
-	assert.ErrorIs(t, l.Lock(ctx), ErrNoOwner)
-	assert.ErrorIs(t, l.Unlock(ctx), ErrNoOwner)
-	_, err = l.HoldCount(ctx)
-	assert.ErrorIs(t, err, ErrNoOwner)
-	_, err = l.IsHeld(ctx)
-	assert.ErrorIs(t, err, ErrNoOwner)
-	_, _, err = l.Held(ctx)
-	assert.ErrorIs(t, err, ErrNoOwner)
+	t.Run("cancelled ctx acquires nothing", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		cancelled, cancel := context.WithCancel(f.ctx)
+		cancel()
+		assert.ErrorIs(t, f.l.Lock(cancelled), context.Canceled)
+		locked, err := f.l.IsLocked(f.ctx)
+		require.NoError(t, err)
+		assert.False(t, locked)
+	})
 
-	// A cancelled ctx acquires nothing.
-	cancelled, cancel := context.WithCancel(owned)
-	cancel()
-	assert.ErrorIs(t, l.Lock(cancelled), context.Canceled)
-	locked, err := l.IsLocked(ctx)
-	require.NoError(t, err)
-	assert.False(t, locked)
-
-	// Closed client.
-	require.NoError(t, l.Lock(owned))
-	c.Close()
-	assert.ErrorIs(t, l.Lock(owned), ErrClosed)
-	assert.ErrorIs(t, l.Unlock(owned), ErrClosed)
-	_, err = l.IsLocked(owned)
-	assert.ErrorIs(t, err, ErrClosed)
-	_, err = l.ForceUnlock(owned)
-	assert.ErrorIs(t, err, ErrClosed)
-	assert.ErrorIs(t, c.NewLock("x").Lock(owned), ErrClosed)
-	c.Close() // idempotent
+	t.Run("closed client", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		require.NoError(t, f.l.Lock(f.ctx))
+		f.c.Close()
+		assert.ErrorIs(t, f.l.Lock(f.ctx), ErrClosed)
+		assert.ErrorIs(t, f.l.Unlock(f.ctx), ErrClosed)
+		_, err := f.l.IsLocked(f.ctx)
+		assert.ErrorIs(t, err, ErrClosed)
+		_, err = f.l.ForceUnlock(f.ctx)
+		assert.ErrorIs(t, err, ErrClosed)
+		assert.ErrorIs(t, f.c.NewLock("x").Lock(f.ctx), ErrClosed)
+		f.c.Close() // idempotent
+	})
 }
 
 func TestUnlockWithCancelledContext(t *testing.T) {
-	c, rc := newClient(t, redistest.Shared(t), Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx, cancel := context.WithCancel(NewOwner(context.Background()))
-	require.NoError(t, l.Lock(ctx))
+	f := newFixture(t, Options{})
+	ctx, cancel := context.WithCancel(f.ctx)
+	require.NoError(t, f.l.Lock(ctx))
 	cancel()
-	require.NoError(t, l.Unlock(ctx), "unlock runs even when the caller's ctx has ended")
-	assert.Empty(t, hgetall(t, rc, name))
-	assert.Equal(t, 0, c.holds.count())
+	require.NoError(t, f.l.Unlock(ctx), "unlock runs even when the caller's ctx has ended")
+	assert.Empty(t, redistest.HGetAll(t, f.rc, f.name))
+	assert.Equal(t, 0, f.c.holds.count())
 }
 
 func TestOwnerHandOff(t *testing.T) {
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 10*time.Second))
-	require.NoError(t, l.Lock(ctx))
-	o, ok := OwnerFrom(ctx)
-	require.True(t, ok)
+	f := newFixture(t, Options{})
+	require.NoError(t, f.l.Lock(f.ctx))
+	o := mustOwner(t, f.ctx)
 	done := make(chan error, 1)
 	go func() { // another goroutine continues as the same owner
-		done <- l.Unlock(WithOwner(context.Background(), o))
+		done <- f.l.Unlock(WithOwner(context.Background(), o))
 	}()
 	require.NoError(t, <-done)
-	held, err := l.IsHeld(ctx)
+	held, err := f.l.IsHeld(f.ctx)
 	require.NoError(t, err)
 	assert.False(t, held)
 }
@@ -307,16 +283,13 @@ func TestErrorsAreDistinct(t *testing.T) {
 }
 
 func TestUnlockLatchesAreDeleted(t *testing.T) {
-	c, rc := newClient(t, redistest.Shared(t), Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	f := newFixture(t, Options{})
 	for range 20 {
-		require.NoError(t, l.Lock(ctx))
-		require.NoError(t, l.Unlock(ctx))
+		require.NoError(t, f.l.Lock(f.ctx))
+		require.NoError(t, f.l.Unlock(f.ctx))
 	}
 	latches := func() []string {
-		ks, err := rc.Do(ctx, rc.B().Keys().Pattern("redisson_unlock_latch:{"+name+"}:*").Build()).AsStrSlice()
+		ks, err := f.rc.Do(f.ctx, f.rc.B().Keys().Pattern("redisson_unlock_latch:{"+f.name+"}:*").Build()).AsStrSlice()
 		require.NoError(t, err)
 		return ks
 	}

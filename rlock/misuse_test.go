@@ -18,80 +18,74 @@ import (
 // of this client holds the lock, a warning is logged once per call, and the real hold is
 // untouched.
 func TestUnlockByAnotherOwnerOfThisClient(t *testing.T) {
-	var logs syncBuffer
-	c, rc := newClient(t, redistest.Shared(t), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	base := testCtx(t, 10*time.Second)
-	holder, wrong := NewOwner(base), NewOwner(base)
-	require.NoError(t, l.Lock(holder))
+	var logs redistest.SyncBuffer
+	f := newFixture(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	holder, wrong := f.owners()
+	require.NoError(t, f.l.Lock(holder))
 
-	err := l.Unlock(wrong)
+	err := f.l.Unlock(wrong)
 	require.ErrorIs(t, err, ErrNotHeld)
 	assert.Contains(t, err.Error(), "held by another owner of this client")
-	assert.Contains(t, err.Error(), `Unlock "`+name+`"`)
+	assert.Contains(t, err.Error(), `Unlock "`+f.name+`"`)
 	assert.Equal(t, 1, strings.Count(logs.String(), "Unlock by an owner that does not hold the lock"))
-	assert.Equal(t, map[string]string{c.field(mustOwner(t, holder)): "1"}, hgetall(t, rc, name), "the real hold is untouched")
+	assert.Equal(t, map[string]string{f.c.field(mustOwner(t, holder)): "1"}, redistest.HGetAll(t, f.rc, f.name),
+		"the real hold is untouched")
 
-	err = l.Unlock(wrong)
+	err = f.l.Unlock(wrong)
 	require.ErrorIs(t, err, ErrNotHeld)
 	assert.Equal(t, 2, strings.Count(logs.String(), "Unlock by an owner that does not hold the lock"), "one warning per call")
 
-	require.NoError(t, l.Unlock(holder))
-	err = l.Unlock(wrong)
+	require.NoError(t, f.l.Unlock(holder))
+	err = f.l.Unlock(wrong)
 	require.ErrorIs(t, err, ErrNotHeld)
 	assert.NotContains(t, err.Error(), "another owner", "nobody holds it now")
 }
 
-func mustOwner(t *testing.T, ctx context.Context) Owner {
-	o, ok := OwnerFrom(ctx)
-	require.True(t, ok)
-	return o
-}
-
 // Every error of a lock call names the call and the lock, and matches its sentinel.
 func TestErrorsNameCallAndLock(t *testing.T) {
-	srv := redistest.Shared(t)
-	c, _ := newClient(t, srv, Options{})
-	other, _ := newClient(t, srv, Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	base := testCtx(t, 10*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
-	require.NoError(t, other.NewLock(name).Lock(b))
-
-	for _, tc := range []struct {
-		err      error
-		sentinel error
-		text     string
-	}{
-		{l.TryLock(a, 0, 0), ErrLocked, `rlock: TryLock "` + name + `": held by another owner`},
-		{l.TryLock(a, -1, 0), ErrInvalidWait, `rlock: TryLock "` + name + `": invalid wait`},
-		{l.LockFor(a, 0), ErrInvalidLease, `rlock: LockFor "` + name + `": invalid lease`},
-		{l.Unlock(a), ErrNotHeld, `rlock: Unlock "` + name + `": not held by this owner`},
-		{l.Lock(base), ErrNoOwner, `rlock: Lock "` + name + `": context carries no owner`},
-		{c.NewLock("").Lock(a), ErrEmptyName, `rlock: Lock "": empty lock name`},
-		{l.TryDo(a, 0, func(context.Context) error { return nil }), ErrLocked, `rlock: TryDo "` + name + `": held by another owner`},
-	} {
-		assert.ErrorIs(t, tc.err, tc.sentinel)
-		if assert.Error(t, tc.err) {
-			assert.True(t, strings.HasPrefix(tc.err.Error(), tc.text), "%q starts with %q", tc.err, tc.text)
-		}
-	}
-	_, _, err := l.Held(a)
-	assert.ErrorIs(t, err, ErrNotHeld)
-	assert.EqualError(t, err, `rlock: Held "`+name+`": not held by this owner`)
-
+	f := newFixture(t, Options{})
+	l, name, a := f.l, f.name, f.ctx
+	require.NoError(t, f.otherLock(t).Lock(NewOwner(f.base)))
 	cancelled, cancel := context.WithCancel(a)
 	cancel()
-	err = l.Lock(cancelled)
-	assert.ErrorIs(t, err, context.Canceled)
-	assert.EqualError(t, err, `rlock: Lock "`+name+`": context canceled`)
+	held := func() error {
+		_, _, err := l.Held(a)
+		return err
+	}
+
+	for _, tc := range []struct {
+		call     string
+		err      error
+		sentinel error
+		text     string // the start of the message; the whole of it when whole is set
+		whole    bool
+	}{
+		{"TryLock held", l.TryLock(a, 0, 0), ErrLocked, `rlock: TryLock "` + name + `": held by another owner`, false},
+		{"TryLock wait", l.TryLock(a, -1, 0), ErrInvalidWait, `rlock: TryLock "` + name + `": invalid wait`, false},
+		{"LockFor lease", l.LockFor(a, 0), ErrInvalidLease, `rlock: LockFor "` + name + `": invalid lease`, false},
+		{"Unlock", l.Unlock(a), ErrNotHeld, `rlock: Unlock "` + name + `": not held by this owner`, false},
+		{"Lock no owner", l.Lock(f.base), ErrNoOwner, `rlock: Lock "` + name + `": context carries no owner`, false},
+		{"Lock empty name", f.c.NewLock("").Lock(a), ErrEmptyName, `rlock: Lock "": empty lock name`, false},
+		{"TryDo held", l.TryDo(a, 0, func(context.Context) error { return nil }), ErrLocked,
+			`rlock: TryDo "` + name + `": held by another owner`, false},
+		{"Held", held(), ErrNotHeld, `rlock: Held "` + name + `": not held by this owner`, true},
+		{"Lock cancelled", l.Lock(cancelled), context.Canceled, `rlock: Lock "` + name + `": context canceled`, true},
+	} {
+		t.Run(tc.call, func(t *testing.T) {
+			assert.ErrorIs(t, tc.err, tc.sentinel)
+			require.Error(t, tc.err)
+			if tc.whole {
+				assert.EqualError(t, tc.err, tc.text)
+			} else {
+				assert.True(t, strings.HasPrefix(tc.err.Error(), tc.text), "%q starts with %q", tc.err, tc.text)
+			}
+		})
+	}
 }
 
 func TestInvalidOptionNamesField(t *testing.T) {
 	rc := redistest.Shared(t).Client(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, testTimeout)
 	for _, tc := range []struct {
 		opts  Options
 		field string
@@ -108,40 +102,44 @@ func TestInvalidOptionNamesField(t *testing.T) {
 		{Options{HoldWarning: -1}, "HoldWarning"},
 		{Options{PubSub: PubSubMode(9)}, "PubSub"},
 	} {
-		_, err := New(ctx, rc, tc.opts)
-		assert.ErrorIs(t, err, ErrInvalidOptions)
-		if assert.Error(t, err) {
+		t.Run(tc.field, func(t *testing.T) {
+			_, err := New(ctx, rc, tc.opts)
+			assert.ErrorIs(t, err, ErrInvalidOptions, "%+v", tc.opts)
+			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.field)
-		}
+		})
 	}
 }
 
 // The causes of a lost hold are rlock sentinels.
 func TestLostCausesAreRlockSentinels(t *testing.T) {
-	srv := redistest.Shared(t)
-	c, _ := newClient(t, srv, Options{})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	// held locks f's lock and returns its Held context, ended when the test ends.
+	held := func(t *testing.T, f *fixture) context.Context {
+		require.NoError(t, f.l.Lock(f.ctx))
+		work, stop, err := f.l.Held(f.ctx)
+		require.NoError(t, err)
+		t.Cleanup(stop)
+		return work
+	}
 
-	require.NoError(t, l.Lock(ctx))
-	work, stop, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer stop()
-	_, err = l.ForceUnlock(ctx)
-	require.NoError(t, err)
-	<-work.Done()
-	cause := context.Cause(work)
-	assert.ErrorIs(t, cause, ErrLockLost)
-	assert.ErrorIs(t, cause, ErrForceUnlocked)
-	assert.False(t, errors.Is(cause, ErrReleased))
+	t.Run("force-unlocked", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		work := held(t, f)
+		_, err := f.l.ForceUnlock(f.ctx)
+		require.NoError(t, err)
+		<-work.Done()
+		cause := context.Cause(work)
+		assert.ErrorIs(t, cause, ErrLockLost)
+		assert.ErrorIs(t, cause, ErrForceUnlocked)
+		assert.False(t, errors.Is(cause, ErrReleased))
+	})
 
-	require.NoError(t, l.Lock(ctx))
-	work2, stop2, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer stop2()
-	c.Close()
-	<-work2.Done()
-	assert.ErrorIs(t, context.Cause(work2), ErrLockLost)
-	assert.ErrorIs(t, context.Cause(work2), ErrClosed)
+	t.Run("closed", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		work := held(t, f)
+		f.c.Close()
+		<-work.Done()
+		assert.ErrorIs(t, context.Cause(work), ErrLockLost)
+		assert.ErrorIs(t, context.Cause(work), ErrClosed)
+	})
 }

@@ -108,11 +108,9 @@ func (c *counter) delta() int64 {
 
 // Auto, the default, sends no WAIT through a single-server client, on any operation.
 func TestReplicaSyncAutoOffOnSingleServer(t *testing.T) {
-	srv := redistest.Start(t) // commandstats of its own
-	c, rc := newClient(t, srv, Options{WatchdogTimeout: 300 * time.Millisecond})
+	f := newFixtureOn(t, redistest.Start(t), Options{WatchdogTimeout: 300 * time.Millisecond}) // commandstats of its own
+	c, rc, l, ctx := f.c, f.rc, f.l, f.ctx
 	require.Nil(t, c.replicas)
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 10*time.Second))
 	require.NoError(t, l.Lock(ctx))
 	require.Eventually(t, func() bool { return c.wheel.Stats().Renewed >= 2 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, l.Unlock(ctx))
@@ -126,11 +124,9 @@ func TestReplicaSyncAutoOffOnSingleServer(t *testing.T) {
 // With ReplicaSyncOn and a master without replicas, INFO is read once and no WAIT is sent:
 // calls on that master take the shared connection until the count is read again.
 func TestReplicaSyncOnWithoutReplicas(t *testing.T) {
-	srv := redistest.Start(t)
-	c, rc := newClient(t, srv, Options{ReplicaSync: ReplicaSyncOn})
-	require.NotNil(t, c.replicas)
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 10*time.Second))
+	f := newFixtureOn(t, redistest.Start(t), Options{ReplicaSync: ReplicaSyncOn})
+	rc, l, ctx := f.rc, f.l, f.ctx
+	require.NotNil(t, f.c.replicas)
 	loadScripts(t, rc)
 	waits := newCounter(t, rc, "wait")
 	infos := calls(t, rc, "info")
@@ -146,26 +142,24 @@ func TestReplicaSyncOnWithoutReplicas(t *testing.T) {
 // returns, and each call on the master sent one WAIT.
 func TestReplicaSyncConfirmed(t *testing.T) {
 	p := startReplicated(t)
-	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 20*time.Second))
+	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn})
+	c, name, l, ctx := f.c, f.name, f.l, f.ctx
 	waits := newCounter(t, p.m, "wait")
 
 	require.NoError(t, l.Lock(ctx))
-	assert.Equal(t, hgetall(t, p.m, name), hgetall(t, p.r, name), "on the replica when Lock returns")
+	assert.Equal(t, redistest.HGetAll(t, p.m, name), redistest.HGetAll(t, p.r, name), "on the replica when Lock returns")
 	assert.Equal(t, int64(1), waits.delta(), "the first call learns the count, then waits")
 	require.NoError(t, l.Lock(ctx))
-	assert.Equal(t, map[string]string{c.field(mustOwner(t, ctx)): "2"}, hgetall(t, p.r, name))
+	assert.Equal(t, map[string]string{c.field(mustOwner(t, ctx)): "2"}, redistest.HGetAll(t, p.r, name))
 	assert.Equal(t, int64(1), waits.delta())
 	require.NoError(t, l.Unlock(ctx))
 	require.NoError(t, l.Unlock(ctx))
-	assert.Empty(t, hgetall(t, p.r, name), "released on the replica when Unlock returns")
+	assert.Empty(t, redistest.HGetAll(t, p.r, name), "released on the replica when Unlock returns")
 	require.NoError(t, l.Lock(ctx))
 	existed, err := l.ForceUnlock(ctx)
 	require.NoError(t, err)
 	assert.True(t, existed)
-	assert.Empty(t, hgetall(t, p.r, name), "deleted on the replica when ForceUnlock returns")
+	assert.Empty(t, redistest.HGetAll(t, p.r, name), "deleted on the replica when ForceUnlock returns")
 	assert.Equal(t, int64(4), waits.delta())
 }
 
@@ -176,12 +170,10 @@ func TestReplicaSyncConfirmed(t *testing.T) {
 // no replica confirmed is a failed renewal, so the hold's safe-until passes.
 func TestReplicaSyncUnconfirmed(t *testing.T) {
 	p := startReplicated(t)
-	var logs syncBuffer
-	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond,
+	var logs redistest.SyncBuffer
+	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 30*time.Second))
+	c, name, l, ctx := f.c, f.name, f.l, f.ctx
 	field := c.field(mustOwner(t, ctx))
 	waits, scripts := newCounter(t, p.m, "wait"), newCounter(t, p.m, "evalsha")
 
@@ -194,7 +186,7 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 		assert.EqualError(t, err, `rlock: Lock "`+name+`": no replica confirmed the acquisition`)
 		assert.GreaterOrEqual(t, time.Since(begin), 3*100*time.Millisecond+100*time.Millisecond+200*time.Millisecond,
 			"three WAITs of 100 ms, with 100 and 200 ms between them")
-		assert.Empty(t, hgetall(t, p.m, name), "every try given back")
+		assert.Empty(t, redistest.HGetAll(t, p.m, name), "every try given back")
 		assert.Equal(t, 0, c.holds.count(), "never recorded")
 		assert.Equal(t, int64(3), waits.delta(), "one WAIT per try")
 		assert.Equal(t, int64(3+3), scripts.delta(), "three acquisitions, three give-backs")
@@ -202,7 +194,7 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 		// Again after SCRIPT FLUSH: the EVAL fallback pipelines a WAIT of its own.
 		require.NoError(t, p.m.Do(ctx, p.m.B().ScriptFlush().Build()).Error())
 		assert.ErrorIs(t, l.TryLock(ctx, 0, 0), ErrNotReplicated)
-		assert.Empty(t, hgetall(t, p.m, name))
+		assert.Empty(t, redistest.HGetAll(t, p.m, name))
 		assert.Equal(t, 0, c.holds.count())
 		loadScripts(t, p.m)
 		waits.delta()
@@ -218,8 +210,8 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 		defer resume()
 		sent := time.Now()
 		require.ErrorIs(t, l.LockFor(ctx, 5*time.Second), ErrNotReplicated)
-		assert.Equal(t, map[string]string{field: "1"}, hgetall(t, p.m, name), "the first hold stays")
-		assert.InDelta(t, 5000, pttl(t, p.m, name), 1000, "with the TTL the last try set")
+		assert.Equal(t, map[string]string{field: "1"}, redistest.HGetAll(t, p.m, name), "the first hold stays")
+		assert.InDelta(t, 5000, redistest.PTTL(t, p.m, name), 1000, "with the TTL the last try set")
 		assert.WithinDuration(t, safeUntil(sent, 5*time.Second), holdSafeUntil(c, name, field), time.Second,
 			"and the registry follows that TTL")
 		assert.NoError(t, held.Err(), "the first hold is not ended")
@@ -239,7 +231,7 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 		scripts.delta()
 		p.pauseReplica(t)
 		require.NoError(t, l.Unlock(ctx), "the master released it")
-		assert.Empty(t, hgetall(t, p.m, name))
+		assert.Empty(t, redistest.HGetAll(t, p.m, name))
 		assert.ErrorIs(t, context.Cause(held), ErrReleased)
 		assert.Equal(t, int64(3), waits.delta(), "three tries")
 		assert.Equal(t, int64(3), scripts.delta(), "the release and two replays of its latch")
@@ -256,7 +248,7 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 		existed, err := l.ForceUnlock(ctx)
 		require.NoError(t, err, "the master deleted it")
 		assert.True(t, existed)
-		assert.Empty(t, hgetall(t, p.m, name))
+		assert.Empty(t, redistest.HGetAll(t, p.m, name))
 		assert.Equal(t, int64(1), waits.delta(), "waited once, not sent again")
 		assert.Equal(t, 1, strings.Count(logs.String(), "no replica confirmed a force-unlock"))
 	})
@@ -267,12 +259,10 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 // still has the hold.
 func TestReplicaSyncRenewal(t *testing.T) {
 	p := startReplicated(t)
-	var logs syncBuffer
-	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 50 * time.Millisecond,
+	var logs redistest.SyncBuffer
+	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 50 * time.Millisecond,
 		WatchdogTimeout: 600 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	ctx := NewOwner(testCtx(t, 20*time.Second))
+	c, l, ctx := f.c, f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
 	held, stop, err := l.Held(ctx)
 	require.NoError(t, err)
@@ -292,16 +282,6 @@ func TestReplicaSyncRenewal(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(held), ErrLeaseExpired)
 	assert.Positive(t, c.wheel.Stats().Failed)
 	assert.Contains(t, logs.String(), "no replica confirmed the write in time")
-}
-
-// holdSafeUntil returns the registry's safe-until time of field's hold on name.
-func holdSafeUntil(c *Client, name, field string) time.Time {
-	c.holds.mu.Lock()
-	defer c.holds.mu.Unlock()
-	if h := c.holds.byName[name][field]; h != nil {
-		return h.safeUntil
-	}
-	return time.Time{}
 }
 
 func TestConnectedReplicas(t *testing.T) {

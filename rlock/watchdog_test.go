@@ -29,66 +29,57 @@ func holdFor(t *testing.T, l *Lock, ctx, held context.Context, d time.Duration) 
 }
 
 func TestWatchdogKeepsLockAlive(t *testing.T) {
-	c, _ := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: time.Second})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 30*time.Second))
+	f := newFixture(t, Options{WatchdogTimeout: time.Second})
+	l, ctx := f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
 	held, cancel, err := l.Held(ctx)
 	require.NoError(t, err)
 	defer cancel()
 	holdFor(t, l, ctx, held, 5*time.Second)
-	assert.GreaterOrEqual(t, c.wheel.Stats().Renewed, uint64(10))
+	assert.GreaterOrEqual(t, f.c.wheel.Stats().Renewed, uint64(10))
 	require.NoError(t, l.Unlock(ctx))
 	<-held.Done()
 	assert.ErrorIs(t, context.Cause(held), ErrReleased)
 }
 
 func TestReentrantRenewalSurvivesForNextOwner(t *testing.T) { // RL-28, Redisson #6144
-	c, rc := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: 300 * time.Millisecond})
-	name := lockName(t)
-	l := newLock(t, c, name)
-	base := testCtx(t, 30*time.Second)
-	a, b := NewOwner(base), NewOwner(base)
+	f := newFixture(t, Options{WatchdogTimeout: 300 * time.Millisecond})
+	l := f.l
+	a, b := f.owners()
 	require.NoError(t, l.Lock(a))
 	require.NoError(t, l.Lock(a))
 	require.NoError(t, l.Unlock(a))
 	require.NoError(t, l.Unlock(a))
-	assert.Equal(t, 0, c.holds.count())
+	assert.Equal(t, 0, f.c.holds.count())
 	require.NoError(t, l.Lock(b))
 	held, cancel, err := l.Held(b)
 	require.NoError(t, err)
 	defer cancel()
 	holdFor(t, l, b, held, 3*time.Second) // 10 watchdog timeouts
-	assert.Positive(t, pttl(t, rc, name))
+	assert.Positive(t, redistest.PTTL(t, f.rc, f.name))
 	require.NoError(t, l.Unlock(b))
 }
 
 func TestClosedClientStopsRenewal(t *testing.T) { // RL-12
-	srv := redistest.Shared(t)
-	a, _ := newClient(t, srv, Options{WatchdogTimeout: 600 * time.Millisecond})
-	b, _ := newClient(t, srv, Options{})
-	name := lockName(t)
-	base := testCtx(t, 30*time.Second)
-	require.NoError(t, newLock(t, a, name).Lock(NewOwner(base)))
-	a.Close()
+	f := newFixture(t, Options{WatchdogTimeout: 600 * time.Millisecond})
+	other := f.otherLock(t)
+	a, b := f.owners()
+	require.NoError(t, f.l.Lock(a))
+	f.c.Close()
 	closed := time.Now()
-	require.NoError(t, newLock(t, b, name).Lock(NewOwner(base)))
+	require.NoError(t, other.Lock(b))
 	assert.Less(t, time.Since(closed), 600*time.Millisecond+500*time.Millisecond,
 		"the lock is free within the watchdog timeout of the shutdown")
 }
 
 func TestForceUnlockElsewhereIsSignalled(t *testing.T) {
-	srv := redistest.Shared(t)
-	a, _ := newClient(t, srv, Options{WatchdogTimeout: 900 * time.Millisecond})
-	b, _ := newClient(t, srv, Options{})
-	name := lockName(t)
-	l := newLock(t, a, name)
-	ctx := NewOwner(testCtx(t, 30*time.Second))
+	f := newFixture(t, Options{WatchdogTimeout: 900 * time.Millisecond})
+	l, ctx := f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
 	held, cancel, err := l.Held(ctx)
 	require.NoError(t, err)
 	defer cancel()
-	ok, err := newLock(t, b, name).ForceUnlock(ctx)
+	ok, err := f.otherLock(t).ForceUnlock(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
 	forced := time.Now()
@@ -101,14 +92,12 @@ func TestForceUnlockElsewhereIsSignalled(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(held), ErrLockLost)
 	assert.ErrorIs(t, context.Cause(held), ErrRemoved)
 	assert.ErrorIs(t, l.Unlock(ctx), ErrNotHeld)
-	assert.Equal(t, 0, a.holds.count())
+	assert.Equal(t, 0, f.c.holds.count())
 }
 
 func TestRedisRestartLosesLock(t *testing.T) { // RL-27, F2
-	srv := redistest.Start(t)
-	c, _ := newClient(t, srv, Options{WatchdogTimeout: time.Second})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 60*time.Second))
+	f := newFixtureOn(t, redistest.Start(t), Options{WatchdogTimeout: time.Second})
+	srv, l, ctx := f.srv, f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
 	held, cancel, err := l.Held(ctx)
 	require.NoError(t, err)
@@ -135,9 +124,8 @@ func TestRedisRestartLosesLock(t *testing.T) { // RL-27, F2
 }
 
 func TestLeaseExpiryIsSignalled(t *testing.T) {
-	c, _ := newClient(t, redistest.Shared(t), Options{})
-	l := newLock(t, c, lockName(t))
-	ctx := NewOwner(testCtx(t, 30*time.Second))
+	f := newFixture(t, Options{})
+	l, ctx := f.l, f.ctx
 	require.NoError(t, l.LockFor(ctx, 300*time.Millisecond))
 	held, cancel, err := l.Held(ctx)
 	require.NoError(t, err)
@@ -151,9 +139,8 @@ func TestLeaseExpiryIsSignalled(t *testing.T) {
 }
 
 func TestCancelledAcquireLeavesNothing(t *testing.T) { // RL-03, Redisson #7272 / #2714
-	c, rc := newClient(t, redistest.Shared(t), Options{WatchdogTimeout: 500 * time.Millisecond})
-	name := lockName(t)
-	l := newLock(t, c, name)
+	f := newFixture(t, Options{WatchdogTimeout: 500 * time.Millisecond})
+	l := f.l
 	cancelled := 0
 	for range 2000 {
 		ctx, cancel := context.WithCancel(NewOwner(context.Background()))
@@ -171,6 +158,6 @@ func TestCancelledAcquireLeavesNothing(t *testing.T) { // RL-03, Redisson #7272 
 	}
 	t.Logf("%d of 2000 acquisitions cancelled", cancelled)
 	require.Eventually(t, func() bool {
-		return c.holds.count() == 0 && pttl(t, rc, name) == -2
+		return f.c.holds.count() == 0 && redistest.PTTL(t, f.rc, f.name) == -2
 	}, 5*time.Second, 10*time.Millisecond, "no hold is left taken or renewed")
 }

@@ -2,9 +2,7 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,45 +13,21 @@ import (
 
 	"github.com/goredisson/goredisson/internal/faultproxy"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/rlock"
 )
-
-var names atomic.Int64
-
-func lockName(t *testing.T) string { return fmt.Sprintf("%s:%d", t.Name(), names.Add(1)) }
-
-func newLock(t *testing.T, rc rueidis.Client, name string, opts rlock.Options) (*rlock.Client, *rlock.Lock) {
-	t.Helper()
-	c, err := rlock.New(context.Background(), rc, opts)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	l := c.NewLock(name)
-	return c, l
-}
-
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return rlock.NewOwner(ctx)
-}
-
-func exists(t *testing.T, rc rueidis.Client, key string) bool {
-	n, err := rc.Do(context.Background(), rc.B().Exists().Key(key).Build()).AsInt64()
-	require.NoError(t, err)
-	return n == 1
-}
 
 // F1: kill -9 of a client process that holds a watchdog lock. The waiter gets the lock
 // within the lease, with no publish, and nothing is left renewed.
 func TestF1KilledHolderProcess(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	name := lockName(t)
+	name := redistest.Name(t)
 	const watchdog = time.Second
 	holder := startHolder(t, srv.Addr, name, watchdog)
-	_, l := newLock(t, rc, name, rlock.Options{})
-	ctx := testCtx(t, 30*time.Second)
+	l := rlocktest.NewClient(t, rc, rlock.Options{}).NewLock(name)
+	ctx := ownerCtx(t, 30*time.Second)
 	holder.signal(syscall.SIGKILL)
 	killed := time.Now()
 	require.NoError(t, l.Lock(ctx))
@@ -61,7 +35,7 @@ func TestF1KilledHolderProcess(t *testing.T) {
 	t.Logf("waiter acquired %v after the holder was killed (lease %v)", took, watchdog)
 	assert.Less(t, took, watchdog+500*time.Millisecond)
 	require.NoError(t, l.Unlock(ctx))
-	assert.False(t, exists(t, rc, name), "no key left behind")
+	assert.False(t, redistest.Exists(t, rc, name), "no key left behind")
 }
 
 // F4: SIGSTOP of a holder process for longer than its lease. Another client acquires after
@@ -71,15 +45,15 @@ func TestF1KilledHolderProcess(t *testing.T) {
 func TestF4PausedHolderProcess(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	name := lockName(t)
+	name := redistest.Name(t)
 	const watchdog = 900 * time.Millisecond
 	h := newHistory()
 	holder := startHolder(t, srv.Addr, name, watchdog)
 	h.add("holder", "acquired")
 	holder.signal(syscall.SIGSTOP)
 
-	_, l := newLock(t, rc, name, rlock.Options{})
-	ctx := testCtx(t, 30*time.Second)
+	l := rlocktest.NewClient(t, rc, rlock.Options{}).NewLock(name)
+	ctx := ownerCtx(t, 30*time.Second)
 	require.NoError(t, l.Lock(ctx), "the lease of the paused holder runs out")
 	h.add("waiter", "acquired")
 	tok, err := token(ctx, rc, name)
@@ -113,9 +87,10 @@ func TestF4PausedHolderProcess(t *testing.T) {
 func TestF5PausedServer(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := srv.Client(t)
-	name, other := lockName(t), lockName(t)
-	c, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: 900 * time.Millisecond, ReleaseTimeout: 5 * time.Second})
-	held := testCtx(t, time.Minute)
+	name, other := redistest.Name(t), redistest.Name(t)
+	c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: 900 * time.Millisecond, ReleaseTimeout: 5 * time.Second})
+	l := c.NewLock(name)
+	held := ownerCtx(t, time.Minute)
 	require.NoError(t, l.Lock(held))
 	work, stop, err := l.Held(held)
 	require.NoError(t, err)
@@ -140,12 +115,12 @@ func TestF5PausedServer(t *testing.T) {
 	// Held ended before the server could expire the key (safe-until); once the server runs
 	// again, the key expires and the owner's Unlock finds nothing to release.
 	srv.Resume(t)
-	require.Eventually(t, func() bool { return !exists(t, rc, name) }, 10*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return !redistest.Exists(t, rc, name) }, 10*time.Second, 5*time.Millisecond,
 		"the key expires with the lease that was not renewed")
 	assert.ErrorIs(t, l.Unlock(held), rlock.ErrNotHeld)
-	require.Eventually(t, func() bool { return !exists(t, rc, other) }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return !redistest.Exists(t, rc, other) }, 10*time.Second, 10*time.Millisecond,
 		"the acquire that ran after its caller gave up was given back")
-	require.NoError(t, lo.Lock(testCtx(t, 10*time.Second)), "and the lock is free")
+	require.NoError(t, lo.Lock(ownerCtx(t, 10*time.Second)), "and the lock is free")
 }
 
 // F6: the pub/sub connection is cut while a waiter waits and the release is published.
@@ -153,10 +128,10 @@ func TestF5PausedServer(t *testing.T) {
 func TestF6CutSubscription(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
-	name := lockName(t)
-	_, la := newLock(t, srv.Client(t), name, rlock.Options{})
-	_, lb := newLock(t, srv.Client(t), name, rlock.Options{})
-	holder, waiter := testCtx(t, time.Minute), testCtx(t, time.Minute)
+	name := redistest.Name(t)
+	la := rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
+	lb := rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
+	holder, waiter := ownerCtx(t, time.Minute), ownerCtx(t, time.Minute)
 	require.NoError(t, la.LockFor(holder, 5*time.Second))
 	got := make(chan time.Time, 1)
 	go func() {
@@ -164,7 +139,7 @@ func TestF6CutSubscription(t *testing.T) {
 		got <- time.Now()
 	}()
 	ch := "redisson_lock__channel:{" + name + "}"
-	require.Eventually(t, func() bool { return numsub(t, rc, ch) == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 1 }, 5*time.Second, time.Millisecond)
 	redistest.KillSubscribers(t, rc)
 	released := time.Now()
 	require.NoError(t, la.Unlock(holder))
@@ -180,75 +155,73 @@ func TestF6CutSubscription(t *testing.T) {
 func TestF7LostReply(t *testing.T) {
 	srv := redistest.Shared(t)
 	direct := srv.Client(t)
-	p, err := faultproxy.Start(srv.Addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
-	rc := proxiedClient(t, p)
-	name := lockName(t)
-	c, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: time.Second})
-	ctx := testCtx(t, 30*time.Second)
+	p, rc := proxied(t, srv.Addr)
+	c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: time.Second})
+	ctx := ownerCtx(t, 30*time.Second)
 
-	require.NoError(t, l.Lock(ctx))
-	msgs := srv.Listen(t, "redisson_lock__channel:{"+name+"}")
-	p.CutAfterRequest(lua.Release.SHA1())
-	require.NoError(t, l.Unlock(ctx), "the retried unlock replays the first result")
-	assert.False(t, exists(t, direct, name))
-	assert.Equal(t, "0", <-msgs)
-	select {
-	case m := <-msgs:
-		t.Fatalf("the release was published twice: %q", m)
-	case <-time.After(100 * time.Millisecond):
-	}
+	t.Run("unlock", func(t *testing.T) {
+		name := redistest.Name(t)
+		l := c.NewLock(name)
+		require.NoError(t, l.Lock(ctx))
+		ch := "redisson_lock__channel:{" + name + "}"
+		msgs := srv.Listen(t, ch)
+		p.CutAfterRequest(lua.Release.SHA1())
+		require.NoError(t, l.Unlock(ctx), "the retried unlock replays the first result")
+		assert.False(t, redistest.Exists(t, direct, name))
+		assert.Equal(t, []string{"0"}, redistest.Published(t, direct, ch, msgs), "the release is published once")
+	})
 
-	other := lockName(t)
-	lo := c.NewLock(other)
-	p.CutAfterRequest(lua.Acquire.SHA1())
-	err = lo.Lock(ctx)
-	require.Error(t, err, "an acquire whose reply was lost is not reported as held")
-	t.Logf("acquire with a lost reply: %v", err)
-	require.Eventually(t, func() bool { return !exists(t, direct, other) }, 5*time.Second, 10*time.Millisecond,
-		"a hold taken by it is never renewed and ends with its lease")
+	t.Run("acquire", func(t *testing.T) {
+		name := redistest.Name(t)
+		p.CutAfterRequest(lua.Acquire.SHA1())
+		err := c.NewLock(name).Lock(ctx)
+		require.Error(t, err, "an acquire whose reply was lost is not reported as held")
+		t.Logf("acquire with a lost reply: %v", err)
+		require.Eventually(t, func() bool { return !redistest.Exists(t, direct, name) }, 5*time.Second, 10*time.Millisecond,
+			"a hold taken by it is never renewed and ends with its lease")
+	})
 }
 
 // F8: 700 ± 300 ms latency on every chunk, then a blackhole longer than the lease.
 func TestF8LatencyAndBlackhole(t *testing.T) {
 	srv := redistest.Shared(t)
 	direct := srv.Client(t)
-	p, err := faultproxy.Start(srv.Addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
-	rc := proxiedClient(t, p)
-	name := lockName(t)
-	_, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: 1500 * time.Millisecond})
-	_, ld := newLock(t, direct, name, rlock.Options{})
-	holder, slow := testCtx(t, time.Minute), testCtx(t, time.Minute)
+	p, rc := proxied(t, srv.Addr)
+	name := redistest.Name(t)
+	l := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: 1500 * time.Millisecond}).NewLock(name)
+	ld := rlocktest.NewClient(t, direct, rlock.Options{}).NewLock(name)
+	holder, slow := ownerCtx(t, time.Minute), ownerCtx(t, time.Minute)
 
-	require.NoError(t, ld.Lock(holder))
-	p.SetDelay(400*time.Millisecond, func() time.Duration { return time.Duration(rand.IntN(600)) * time.Millisecond })
-	start := time.Now()
-	assert.ErrorIs(t, l.TryLock(slow, 2*time.Second, 0), rlock.ErrLocked)
-	took := time.Since(start)
-	t.Logf("TryLock(2s) through 700±300 ms latency returned after %v", took)
-	assert.GreaterOrEqual(t, took, 2*time.Second)
-	assert.Less(t, took, 2*time.Second+2500*time.Millisecond, "at most the wait plus one slow round trip")
-	require.NoError(t, ld.Unlock(holder))
-	p.SetDelay(0, nil)
+	t.Run("latency", func(t *testing.T) {
+		require.NoError(t, ld.Lock(holder))
+		p.SetDelay(400*time.Millisecond, func() time.Duration { return time.Duration(rand.IntN(600)) * time.Millisecond })
+		defer p.SetDelay(0, nil)
+		start := time.Now()
+		assert.ErrorIs(t, l.TryLock(slow, 2*time.Second, 0), rlock.ErrLocked)
+		took := time.Since(start)
+		t.Logf("TryLock(2s) through 700±300 ms latency returned after %v", took)
+		assert.GreaterOrEqual(t, took, 2*time.Second)
+		assert.Less(t, took, 2*time.Second+2500*time.Millisecond, "at most the wait plus one slow round trip")
+		require.NoError(t, ld.Unlock(holder))
+	})
 
-	require.NoError(t, l.Lock(slow))
-	work, stop, err := l.Held(slow)
-	require.NoError(t, err)
-	defer stop()
-	p.Blackhole()
-	select {
-	case <-work.Done():
-	case <-time.After(15 * time.Second):
-		t.Fatal("no loss signalled under a blackhole longer than the lease")
-	}
-	assert.ErrorIs(t, context.Cause(work), rlock.ErrLeaseExpired)
-	require.NoError(t, ld.Lock(holder), "another client gets the lock once the lease ran out")
-	p.Restore()
-	assert.ErrorIs(t, l.Unlock(slow), rlock.ErrNotHeld)
-	require.NoError(t, ld.Unlock(holder))
+	t.Run("blackhole", func(t *testing.T) {
+		require.NoError(t, l.Lock(slow))
+		work, stop, err := l.Held(slow)
+		require.NoError(t, err)
+		defer stop()
+		p.Blackhole()
+		select {
+		case <-work.Done():
+		case <-time.After(15 * time.Second):
+			t.Fatal("no loss signalled under a blackhole longer than the lease")
+		}
+		assert.ErrorIs(t, context.Cause(work), rlock.ErrLeaseExpired)
+		require.NoError(t, ld.Lock(holder), "another client gets the lock once the lease ran out")
+		p.Restore()
+		assert.ErrorIs(t, l.Unlock(slow), rlock.ErrNotHeld)
+		require.NoError(t, ld.Unlock(holder))
+	})
 }
 
 // F13: CLIENT PAUSE WRITE. Acquires return by their deadline, nothing stale is left, and a
@@ -256,30 +229,34 @@ func TestF8LatencyAndBlackhole(t *testing.T) {
 func TestF13ClientPause(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := srv.Client(t)
-	name := lockName(t)
-	_, l := newLock(t, srv.Client(t), name, rlock.Options{})
+	name := redistest.Name(t)
+	l := rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
 	require.NoError(t, rc.Do(context.Background(), rc.B().ClientPause().Timeout(1500).Write().Build()).Error())
 	short, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	assert.ErrorIs(t, l.Lock(short), context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), time.Second)
-	waiter := testCtx(t, 30*time.Second)
+	waiter := ownerCtx(t, 30*time.Second)
 	require.NoError(t, l.Lock(waiter), "acquires once the pause ends")
 	require.NoError(t, l.Unlock(waiter))
-	require.Eventually(t, func() bool { return !exists(t, rc, name) }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return !redistest.Exists(t, rc, name) }, 5*time.Second, 10*time.Millisecond,
 		"the abandoned acquire was given back")
 }
 
-func proxiedClient(t *testing.T, p *faultproxy.Proxy) rueidis.Client {
+// proxied starts a fault proxy in front of addr, closed in t.Cleanup, and returns it with a
+// rueidis client that connects through it.
+func proxied(t *testing.T, addr string) (*faultproxy.Proxy, rueidis.Client) {
+	p, err := faultproxy.Start(addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
 	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{p.Addr}})
 	require.NoError(t, err)
 	t.Cleanup(rc.Close)
-	return rc
+	return p, rc
 }
 
-func numsub(t *testing.T, rc rueidis.Client, ch string) int64 {
-	m, err := rc.Do(context.Background(), rc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
-	require.NoError(t, err)
-	return m[ch]
+// ownerCtx returns a new owner on a context bounded by d and by the test.
+func ownerCtx(t *testing.T, d time.Duration) context.Context {
+	return rlock.NewOwner(redistest.Context(t, d))
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goredisson/goredisson/internal/faultproxy"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -37,11 +37,10 @@ func TestSafeUntilBeforeServerExpiry(t *testing.T) {
 			direct := srv.Client(t)
 			var earliest time.Duration
 			for i := range safeUntilRounds {
-				p, err := faultproxy.Start(srv.Addr)
-				require.NoError(t, err)
-				rc := proxiedClient(t, p)
-				c, l := newLock(t, rc, lockName(t), rlock.Options{WatchdogTimeout: lease})
-				ctx := testCtx(t, 30*time.Second)
+				p, rc := proxied(t, srv.Addr)
+				c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: lease})
+				l := c.NewLock(redistest.Name(t))
+				ctx := ownerCtx(t, 30*time.Second)
 				require.NoError(t, kind.acquire(l, ctx))
 				work, stop, err := l.Held(ctx)
 				require.NoError(t, err)

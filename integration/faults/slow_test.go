@@ -17,6 +17,7 @@ import (
 
 	"github.com/goredisson/goredisson/internal/faultproxy"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -44,9 +45,9 @@ func TestF3RestartWithAOF(t *testing.T) {
 		t.Run(fsync, func(t *testing.T) {
 			srv := redistest.StartProcess(t, redistest.ProcessOptions{Args: []string{"--appendonly", "yes", "--appendfsync", fsync}})
 			rc := srv.Client(t)
-			name := lockName(t)
-			_, l := newLock(t, rc, name, rlock.Options{})
-			ctx := testCtx(t, time.Minute)
+			name := redistest.Name(t)
+			l := rlocktest.NewClient(t, rc, rlock.Options{}).NewLock(name)
+			ctx := ownerCtx(t, time.Minute)
 			require.NoError(t, l.LockFor(ctx, time.Minute))
 			before, err := token(ctx, rc, name)
 			require.NoError(t, err)
@@ -55,13 +56,12 @@ func TestF3RestartWithAOF(t *testing.T) {
 			rc2 := srv.Client(t)
 			after, err := token(ctx, rc2, name)
 			require.NoError(t, err)
-			held, err := rc2.Do(ctx, rc2.B().Exists().Key(name).Build()).AsInt64()
-			require.NoError(t, err)
+			held := redistest.Exists(t, rc2, name)
 			t.Logf("appendfsync %s: token before kill %d, first token after restart %d, lock key present: %v",
-				fsync, before, after, held == 1)
+				fsync, before, after, held)
 			if fsync == "always" {
 				assert.Greater(t, after, before, "tokens stay strictly increasing")
-				assert.Equal(t, int64(1), held, "the hold survives")
+				assert.True(t, held, "the hold survives")
 				assert.NoError(t, l.Unlock(ctx), "and so does its owner: the original client releases it")
 			} else {
 				assert.LessOrEqual(t, after, before+1, "everysec: at most the tokens up to the last fsync survive")
@@ -107,7 +107,7 @@ func TestF9FailoverLosesUnreplicatedLock(t *testing.T) {
 		return strings.Contains(info, "master_link_status:up")
 	}, 10*time.Second, 10*time.Millisecond)
 	rm := master.Client(t)
-	name := lockName(t)
+	name := redistest.Name(t)
 	fence := &strictFence{}
 	tokA, err := token(context.Background(), rm, name) // replicated: the link is up
 	require.NoError(t, err)
@@ -118,13 +118,13 @@ func TestF9FailoverLosesUnreplicatedLock(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 
 	link.Blackhole()
-	_, synced := newLock(t, rm, name, rlock.Options{ReplicaSync: rlock.ReplicaSyncOn, ReplicaSyncTimeout: 300 * time.Millisecond})
-	a := testCtx(t, time.Minute)
+	synced := rlocktest.NewClient(t, rm, rlock.Options{ReplicaSync: rlock.ReplicaSyncOn, ReplicaSyncTimeout: 300 * time.Millisecond}).NewLock(name)
+	a := ownerCtx(t, time.Minute)
 	begin := time.Now()
 	err = synced.Lock(a)
 	t.Logf("sync on, link blackholed: Lock = %v after %v", err, time.Since(begin).Round(time.Millisecond))
 	assert.ErrorIs(t, err, rlock.ErrNotReplicated, "sync on: no acknowledgement, no hold")
-	assert.False(t, exists(t, rm, name))
+	assert.False(t, redistest.Exists(t, rm, name))
 
 	waits := func() int64 {
 		n, err := redistest.CommandCalls(context.Background(), rm, "wait")
@@ -132,7 +132,7 @@ func TestF9FailoverLosesUnreplicatedLock(t *testing.T) {
 		return n
 	}
 	before := waits()
-	_, unsynced := newLock(t, rm, name, rlock.Options{})
+	unsynced := rlocktest.NewClient(t, rm, rlock.Options{}).NewLock(name)
 	require.NoError(t, unsynced.Lock(a), "default options: the hold is taken on the master only")
 	assert.Equal(t, before, waits(), "default options through a single-server client: no WAIT")
 	tokA, err = token(a, rm, name)
@@ -141,8 +141,8 @@ func TestF9FailoverLosesUnreplicatedLock(t *testing.T) {
 
 	master.Kill(t)
 	require.NoError(t, do(t, rr, "REPLICAOF", "NO", "ONE").Error())
-	_, promoted := newLock(t, rr, name, rlock.Options{})
-	b := testCtx(t, time.Minute)
+	promoted := rlocktest.NewClient(t, rr, rlock.Options{}).NewLock(name)
+	b := ownerCtx(t, time.Minute)
 	require.NoError(t, promoted.TryLock(b, 0, 0), "the promoted replica never saw the hold: a second owner gets it")
 	tokB, err := token(b, rr, name)
 	require.NoError(t, err)
@@ -173,9 +173,9 @@ func TestF12ServerClockJump(t *testing.T) {
 		t.Logf("path: emulated clock jump (PEXPIRE of the lock key), because %v", err)
 	}
 	rc := srv.Client(t)
-	name := lockName(t)
-	_, l := newLock(t, rc, name, rlock.Options{WatchdogTimeout: 3 * time.Second})
-	ctx := testCtx(t, time.Minute)
+	name := redistest.Name(t)
+	l := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: 3 * time.Second}).NewLock(name)
+	ctx := ownerCtx(t, time.Minute)
 	require.NoError(t, l.Lock(ctx))
 	work, stop, err := l.Held(ctx)
 	require.NoError(t, err)
@@ -189,7 +189,7 @@ func TestF12ServerClockJump(t *testing.T) {
 	}
 	t.Logf("loss signalled %v after the jump (renewal interval 1 s)", time.Since(jumped))
 	assert.ErrorIs(t, context.Cause(work), rlock.ErrRemoved)
-	assert.False(t, exists(t, rc, name), "the lock key expired with the jump")
+	assert.False(t, redistest.Exists(t, rc, name), "the lock key expired with the jump")
 	assert.ErrorIs(t, l.Unlock(ctx), rlock.ErrNotHeld)
 }
 
@@ -200,20 +200,17 @@ func TestF14Soak(t *testing.T) {
 	slow(t)
 	srv := redistest.Start(t)
 	direct := srv.Client(t)
-	p, err := faultproxy.Start(srv.Addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
-	rc := proxiedClient(t, p)
+	p, rc := proxied(t, srv.Addr)
 	c, err := rlock.New(context.Background(), rc, rlock.Options{WatchdogTimeout: 3 * time.Second})
 	require.NoError(t, err)
 	baseline := runtime.NumGoroutine()
 
 	names := make([]string, 5)
-	inside := make([]atomic.Int32, len(names))
+	overlaps := make([]redistest.Overlap, len(names))
 	for i := range names {
-		names[i] = lockName(t)
+		names[i] = redistest.Name(t)
 	}
-	var violations, acquired, failed atomic.Int64
+	var acquired, failed atomic.Int64
 	stopFaults := make(chan struct{})
 	faultsDone := make(chan struct{})
 	go func() {
@@ -227,7 +224,7 @@ func TestF14Soak(t *testing.T) {
 			if rand.IntN(2) == 0 {
 				p.CutAll()
 			} else {
-				killSubscribersIfAny(direct)
+				_, _ = redistest.KillSubscribed(context.Background(), direct) // none may be subscribed
 			}
 		}
 	}()
@@ -246,11 +243,9 @@ func TestF14Soak(t *testing.T) {
 					err = l.TryLock(ctx, time.Duration(rand.IntN(10))*time.Millisecond, 0)
 				}
 				if err == nil {
-					if inside[i].Add(1) != 1 {
-						violations.Add(1)
-					}
+					_, leave := overlaps[i].Enter()
 					acquired.Add(1)
-					inside[i].Add(-1)
+					leave()
 					if l.Unlock(ctx) != nil {
 						failed.Add(1)
 					}
@@ -270,7 +265,11 @@ func TestF14Soak(t *testing.T) {
 	t.Logf("acquired %d, failed or timed out %d, peak goroutines %d (baseline %d)", acquired.Load(), failed.Load(), peak.Load(), baseline)
 	left, _ := do(t, direct, "KEYS", "*").AsStrSlice()
 	t.Logf("%d keys right after the soak: %.200s", len(left), strings.Join(left, " "))
-	assert.Zero(t, violations.Load(), "two owners inside one lock")
+	var violations int64
+	for i := range overlaps {
+		violations += overlaps[i].Violations()
+	}
+	assert.Zero(t, violations, "two owners inside one lock")
 	assert.Positive(t, acquired.Load())
 	assert.Less(t, peak.Load(), int64(baseline+200), "goroutines stay bounded")
 	c.Close()
@@ -281,22 +280,4 @@ func TestF14Soak(t *testing.T) {
 		chans, _ := do(t, direct, "PUBSUB", "CHANNELS").AsStrSlice()
 		return n == 0 && len(chans) == 0
 	}, 25*time.Second, 50*time.Millisecond, "every key and subscription gone")
-}
-
-// killSubscribersIfAny closes every subscribed connection, if there is one.
-func killSubscribersIfAny(rc rueidis.Client) {
-	list, err := rc.Do(context.Background(), rc.B().ClientList().Build()).ToString()
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(list, "\n") {
-		if strings.Contains(line, " sub=0 ") || !strings.Contains(line, " sub=") {
-			continue
-		}
-		for _, f := range strings.Fields(line) {
-			if id, ok := strings.CutPrefix(f, "id="); ok {
-				rc.Do(context.Background(), rc.B().Arbitrary("CLIENT", "KILL", "ID", id).Build())
-			}
-		}
-	}
 }
