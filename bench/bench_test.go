@@ -11,6 +11,7 @@ import (
 
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -43,8 +44,8 @@ func BenchmarkUncontendedLockUnlock(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			c := newRlock(b, srv.Client(b), rlock.Options{})
-			l := newLock(b, c, benchName(b))
+			c := rlocktest.NewClient(b, srv.Client(b), rlock.Options{})
+			l := c.NewLock(benchName(b))
 			base, cancel := tc.ctx()
 			defer cancel()
 			ctx := rlock.NewOwner(base)

@@ -201,31 +201,6 @@ func rotated[T any](xs []T, r int) []T {
 	return append(slices.Clone(xs[r:]), xs[:r]...)
 }
 
-// cmdStats is commandStats for any goroutine: INFO commandstats as command -> calls.
-func cmdStats(rc rueidis.Client) (map[string]int64, error) {
-	info, err := do(rc, rc.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if k, v, _ := strings.Cut(kv, "="); k == "calls" {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return nil, err
-				}
-				out[strings.TrimPrefix(name, "cmdstat_")] = n
-			}
-		}
-	}
-	return out, nil
-}
-
 // cmdCount is a tally of Redis commands (INFO commandstats names) over some acquisitions.
 type cmdCount struct {
 	cmds map[string]int64
@@ -621,7 +596,7 @@ func compareHandoff(t *testing.T, srv *redistest.Server, ctl rueidis.Client, res
 		switch h.kind {
 		case waitsPubSub:
 			names := h.names
-			h.watch = &subWatch{ctl: ctl, match: func(c clientConn) bool { return slices.Contains(names, c.name) }}
+			h.watch = &subWatch{ctl: ctl, match: func(c clientConn) bool { return slices.Contains(names, c.Name) }}
 		case waitsJava:
 			h.watch = &subWatch{ctl: ctl, pubsubType: true}
 		}
@@ -719,7 +694,7 @@ func (w *subWatch) list() ([]clientConn, error) {
 		var out []clientConn
 		for _, c := range all {
 			if w.match == nil || w.match(c) {
-				w.ids = append(w.ids, c.id)
+				w.ids = append(w.ids, c.ID)
 				out = append(out, c)
 			}
 		}
@@ -761,8 +736,8 @@ func (h *hoContender) ready(holder, n int) (bool, error) {
 		}
 		subscribed := map[string]bool{}
 		for _, c := range conns {
-			if c.sub > 0 && c.name != h.names[holder] && slices.Contains(h.names[:n], c.name) {
-				subscribed[c.name] = true
+			if c.Sub > 0 && c.Name != h.names[holder] && slices.Contains(h.names[:n], c.Name) {
+				subscribed[c.Name] = true
 			}
 		}
 		return len(subscribed) >= waiters, nil
@@ -773,8 +748,8 @@ func (h *hoContender) ready(holder, n int) (bool, error) {
 		}
 		var ids []int64
 		for _, c := range conns {
-			if c.sub > 0 {
-				ids = append(ids, c.id)
+			if c.Sub > 0 {
+				ids = append(ids, c.ID)
 			}
 		}
 		slices.Sort(ids)

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -86,7 +87,7 @@ type rlockProc struct {
 // goroutine, see BenchmarkUncontendedLockUnlock).
 func newRlockProc(cancelable bool) func(testing.TB, *redistest.Server, string) proc {
 	return func(t testing.TB, srv *redistest.Server, id string) proc {
-		return &rlockProc{c: newRlock(t, namedClient(t, srv, id), rlock.Options{}), cancelable: cancelable}
+		return &rlockProc{c: rlocktest.NewClient(t, namedClient(t, srv, id), rlock.Options{}), cancelable: cancelable}
 	}
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
-	"github.com/goredisson/goredisson/rlock"
 )
 
 // opTimeout bounds every single control command of the measurements.
@@ -32,22 +31,6 @@ const opTimeout = 10 * time.Second
 func namedClient(t testing.TB, srv *redistest.Server, name string) rueidis.Client {
 	t.Helper()
 	return srv.Client(t, func(o *rueidis.ClientOption) { o.ClientName = name })
-}
-
-// newRlock returns an rlock.Client on rc, closed in t.Cleanup (before rc, cleanups being
-// last-in first-out).
-func newRlock(t testing.TB, rc rueidis.Client, opts rlock.Options) *rlock.Client {
-	t.Helper()
-	c, err := rlock.New(context.Background(), rc, opts)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
-}
-
-func newLock(t testing.TB, c *rlock.Client, name string) *rlock.Lock {
-	t.Helper()
-	l := c.NewLock(name)
-	return l
 }
 
 // do runs one command with opTimeout.
@@ -188,25 +171,15 @@ func goroutinePeak() (stop func() int) {
 
 // --- Redis observations ------------------------------------------------------------------
 
-// numsub returns PUBSUB NUMSUB of channel.
+// numsub returns PUBSUB NUMSUB of channel, with opTimeout.
 func numsub(rc rueidis.Client, channel string) (int64, error) {
-	m, err := do(rc, rc.B().PubsubNumsub().Channel(channel).Build()).AsMap()
-	if err != nil {
-		return 0, err
-	}
-	v, ok := m[channel]
-	if !ok {
-		return 0, fmt.Errorf("PUBSUB NUMSUB reply lacks %q", channel)
-	}
-	return v.AsInt64()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return redistest.NumSubOf(ctx, rc, channel)
 }
 
 // clientConn is one line of CLIENT LIST.
-type clientConn struct {
-	id         int64
-	addr, name string
-	sub        int
-}
+type clientConn = redistest.ClientConn
 
 // clientList returns CLIENT LIST, parsed.
 func clientList(rc rueidis.Client) ([]clientConn, error) {
@@ -219,51 +192,23 @@ func parseClientList(res rueidis.RedisResult) ([]clientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []clientConn
-	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
-		var c clientConn
-		for _, f := range strings.Fields(line) {
-			k, v, _ := strings.Cut(f, "=")
-			switch k {
-			case "id":
-				c.id, _ = strconv.ParseInt(v, 10, 64)
-			case "addr":
-				c.addr = v
-			case "name":
-				c.name = v
-			case "sub":
-				c.sub, _ = strconv.Atoi(v)
-			}
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return redistest.ParseClientList(s), nil
 }
 
-// commandStats returns INFO commandstats as command → calls ("evalsha", "pubsub|numsub").
+// cmdStats returns INFO commandstats as command → calls ("evalsha", "pubsub|numsub"), with
+// opTimeout; it may run off the test's goroutine.
+func cmdStats(rc rueidis.Client) (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return redistest.CommandStats(ctx, rc)
+}
+
+// commandStats is cmdStats for the test's goroutine: it fails the test on error.
 func commandStats(t testing.TB, rc rueidis.Client) map[string]int64 {
 	t.Helper()
-	info, err := do(rc, rc.B().Info().Section("commandstats").Build()).ToString()
+	stats, err := cmdStats(rc)
 	require.NoError(t, err)
-	out := map[string]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		line = strings.TrimSpace(line)
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if k, v, _ := strings.Cut(kv, "="); k == "calls" {
-				n, err := strconv.ParseInt(v, 10, 64)
-				require.NoError(t, err)
-				out[strings.TrimPrefix(name, "cmdstat_")] = n
-			}
-		}
-	}
-	return out
+	return stats
 }
 
 // --- MONITOR ----------------------------------------------------------------------------
@@ -405,7 +350,7 @@ func quoted(s string, n int) []string {
 func byClient(cmds []monitored, conns []clientConn) map[string]map[string]int64 {
 	names := map[string]string{}
 	for _, c := range conns {
-		names[c.addr] = c.name
+		names[c.Addr] = c.Name
 	}
 	out := map[string]map[string]int64{}
 	for _, c := range cmds {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/renewal"
 	"github.com/goredisson/goredisson/rlock"
@@ -242,8 +243,8 @@ func measureHandoff(t *testing.T, srv *redistest.Server, waiters int, cancelable
 	parts := make([]*part, waiters+1)
 	for i := range parts {
 		name := fmt.Sprintf("%s%d", prefix, i)
-		c := newRlock(t, namedClient(t, srv, name), rlock.Options{})
-		parts[i] = &part{name: name, c: c, l: newLock(t, c, lockName), ctx: rlock.NewOwner(ownerBase)}
+		c := rlocktest.NewClient(t, namedClient(t, srv, name), rlock.Options{})
+		parts[i] = &part{name: name, c: c, l: c.NewLock(lockName), ctx: rlock.NewOwner(ownerBase)}
 	}
 
 	// ready reports whether every participant but holder is inside Lock and subscribed.
@@ -264,8 +265,8 @@ func measureHandoff(t *testing.T, srv *redistest.Server, waiters int, cancelable
 			}
 			subscribed := map[string]bool{}
 			for _, c := range conns {
-				if c.sub > 0 && c.name != holder.name && strings.HasPrefix(c.name, prefix) {
-					subscribed[c.name] = true
+				if c.Sub > 0 && c.Name != holder.name && strings.HasPrefix(c.Name, prefix) {
+					subscribed[c.Name] = true
 				}
 			}
 			return len(subscribed) >= waiters, nil
@@ -393,12 +394,12 @@ const (
 func measureWaiterCommands(t *testing.T) commandsResult {
 	srv := redistest.Start(t)
 	ctl := namedClient(t, srv, cmdCtl)
-	holder := newRlock(t, namedClient(t, srv, cmdHolder), rlock.Options{})
-	holderShort := newRlock(t, namedClient(t, srv, cmdHolderShort), rlock.Options{WatchdogTimeout: 300 * time.Millisecond})
-	waiter := newRlock(t, namedClient(t, srv, cmdWaiter), rlock.Options{})
+	holder := rlocktest.NewClient(t, namedClient(t, srv, cmdHolder), rlock.Options{})
+	holderShort := rlocktest.NewClient(t, namedClient(t, srv, cmdHolderShort), rlock.Options{WatchdogTimeout: 300 * time.Millisecond})
+	waiter := rlocktest.NewClient(t, namedClient(t, srv, cmdWaiter), rlock.Options{})
 	const name = "bench:commands"
 	channel := keys.LockChannel(name)
-	hl, hsl, wl := newLock(t, holder, name), newLock(t, holderShort, name), newLock(t, waiter, name)
+	hl, hsl, wl := holder.NewLock(name), holderShort.NewLock(name), waiter.NewLock(name)
 	hctx, wctx := rlock.NewOwner(context.Background()), rlock.NewOwner(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -35,6 +35,7 @@ import (
 	"github.com/goredisson/goredisson/integration/javapeer"
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/pubsub"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -116,8 +117,8 @@ func (s *summary) String() string {
 // clusterEnv is the cluster form of env: one Java peer in cluster mode and one Go rlock
 // client on the shared cluster. Its env method gives each subtest an env (the one of
 // env_test.go, whose goSide, javaSide, hgetall and pttl work unchanged on a cluster client)
-// bound to that subtest's t; the single-server helpers of env (awaitWaiting, failedTries,
-// subscribers) are replaced by the cluster ones below.
+// bound to that subtest's t; the single-server helpers of env (awaitWaiting, failedTries)
+// are replaced by the cluster ones below.
 type clusterEnv struct {
 	cl       *redistest.Cluster
 	nodes    map[string]rueidis.Client // one client per node, for node-local PUBSUB and INFO
@@ -175,7 +176,7 @@ func (c *clusterEnv) withGo(t *testing.T, goOpts rlock.Options, goListens pubsub
 	n := &clusterEnv{
 		cl: c.cl, nodes: c.nodes, version: c.version, javaMode: c.javaMode, watchdog: c.watchdog, label: label,
 		ctx: c.ctx, rc: c.rc, peer: c.peer, javaID: c.javaID, sum: c.sum,
-		goc:     newLockClient(t, c.cl.Client(t), goOpts),
+		goc:     rlocktest.NewClient(t, c.cl.Client(t), goOpts),
 		listens: map[string]pubsub.Kinds{"go": goListens, "java": javaListens(c.javaMode)},
 		masters: map[string]string{},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -26,7 +27,7 @@ func TestClusterReplicaSync(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	ctx, cancel := within(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newLockClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: 900 * time.Millisecond})
+	c := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: 900 * time.Millisecond})
 	nodes := map[string]rueidis.Client{}
 	for _, addr := range cl.Addrs() {
 		nodes[addr] = cl.NodeClient(t, addr)
@@ -52,7 +53,7 @@ func TestClusterReplicaSync(t *testing.T) {
 	t.Logf("%q on %s, %q on %s", name, target, other, cl.MasterOf(t, other))
 
 	t.Run("WaitOnTheSlotMaster", func(t *testing.T) {
-		l := newLock(t, c, name)
+		l := c.NewLock(name)
 		owner := rlock.NewOwner(ctx)
 		// Once before counting, so that the scripts are cached: a NOSCRIPT reply resends the
 		// script with EVAL, and its WAIT with it.
@@ -79,7 +80,7 @@ func TestClusterReplicaSync(t *testing.T) {
 		owner := rlock.NewOwner(ctx)
 		var locks []*rlock.Lock
 		for _, n := range []string{name, other} {
-			l := newLock(t, c, n)
+			l := c.NewLock(n)
 			require.NoError(t, l.Lock(owner))
 			locks = append(locks, l)
 		}
@@ -100,12 +101,12 @@ func TestClusterReplicaSync(t *testing.T) {
 			assert.NoError(t, replica.Do(context.Background(), replica.B().ClientUnpause().Build()).Error())
 		}()
 		owner := rlock.NewOwner(ctx)
-		l := newLock(t, c, name)
+		l := c.NewLock(name)
 		require.ErrorIs(t, l.Lock(owner), rlock.ErrNotReplicated)
 		locked, err := l.IsLocked(ctx)
 		require.NoError(t, err)
 		assert.False(t, locked, "every try given back")
-		o := newLock(t, c, other)
+		o := c.NewLock(other)
 		require.NoError(t, o.Lock(owner), "another master's replica confirms")
 		require.NoError(t, o.Unlock(owner))
 	})
@@ -125,7 +126,7 @@ func TestClusterReplicaSync(t *testing.T) {
 		movedBefore := moved()
 		cl.Failover(t, promoted, false)
 		before := waits()
-		l := newLock(t, c, name)
+		l := c.NewLock(name)
 		owner := rlock.NewOwner(ctx)
 		begin := time.Now()
 		require.NoError(t, l.Lock(owner))

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/pubsub"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -33,24 +34,6 @@ func lockChannelOf(name string) string {
 		return "redisson_lock__channel:" + name
 	}
 	return "redisson_lock__channel:{" + name + "}"
-}
-
-// newLockClient returns an rlock client on rc, closed in t.Cleanup (before rc, which was
-// created earlier).
-func newLockClient(t *testing.T, rc rueidis.Client, opts rlock.Options) *rlock.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := rlock.New(ctx, rc, opts)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
-}
-
-func newLock(t *testing.T, c *rlock.Client, name string) *rlock.Lock {
-	t.Helper()
-	l := c.NewLock(name)
-	return l
 }
 
 // within returns ctx bounded by d, for one operation.
@@ -77,19 +60,13 @@ func namesOn(t *testing.T, cl *redistest.Cluster, master, prefix string, n int) 
 // SSUBSCRIBE (PUBSUB SHARDNUMSUB) and with SUBSCRIBE (PUBSUB NUMSUB). Both are node-local.
 func subCounts(t *testing.T, nodes map[string]rueidis.Client, ch string) (sharded, classic int64, where string) {
 	t.Helper()
-	ctx, cancel := within(context.Background(), 5*time.Second)
-	defer cancel()
 	var parts []string
 	for _, addr := range slices.Sorted(maps.Keys(nodes)) {
-		nc := nodes[addr]
-		s, err := nc.Do(ctx, nc.B().PubsubShardnumsub().Channel(ch).Build()).AsIntMap()
-		require.NoError(t, err, "PUBSUB SHARDNUMSUB on %s", addr)
-		c, err := nc.Do(ctx, nc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
-		require.NoError(t, err, "PUBSUB NUMSUB on %s", addr)
-		sharded += s[ch]
-		classic += c[ch]
-		if s[ch]+c[ch] > 0 {
-			parts = append(parts, fmt.Sprintf("%s: shard=%d classic=%d", addr, s[ch], c[ch]))
+		s, c := redistest.ShardNumSub(t, nodes[addr], ch), redistest.NumSub(t, nodes[addr], ch)
+		sharded += s
+		classic += c
+		if s+c > 0 {
+			parts = append(parts, fmt.Sprintf("%s: shard=%d classic=%d", addr, s, c))
 		}
 	}
 	return sharded, classic, strings.Join(parts, "; ")
@@ -97,21 +74,8 @@ func subCounts(t *testing.T, nodes map[string]rueidis.Client, ch string) (sharde
 
 // waitFor polls cond every 20 ms until it returns true or d passes; it reports whether cond
 // became true.
-func waitFor(d time.Duration, cond func() bool) bool { return pollEvery(20*time.Millisecond, d, cond) }
-
-// pollEvery calls cond every interval until it returns true or d passes; it reports whether
-// cond became true.
-func pollEvery(interval, d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(interval)
-	}
+func waitFor(d time.Duration, cond func() bool) bool {
+	return redistest.Poll(d, 20*time.Millisecond, cond)
 }
 
 // TestClusterLocks runs the fault-free cluster scenarios on one cluster, one after the other.
@@ -126,7 +90,7 @@ func TestClusterLocks(t *testing.T) {
 	// RL-11 testInCluster: three times lock; isLocked true; unlock; isLocked false, for a
 	// plain name and a name with its own hash tag. The lock hash and its channel share a slot.
 	t.Run("RL11_InCluster", func(t *testing.T) {
-		c := newLockClient(t, rc, rlock.Options{})
+		c := rlocktest.NewClient(t, rc, rlock.Options{})
 		ctx, cancel := within(context.Background(), 20*time.Second)
 		defer cancel()
 		for _, name := range []string{"order:42", "{user:7}:profile"} {
@@ -138,7 +102,7 @@ func TestClusterLocks(t *testing.T) {
 			require.Equal(t, ks, cs, "CLUSTER KEYSLOT %q = %d but its channel %q = %d", name, ks, ch, cs)
 			t.Logf("%q and %q: slot %d on %s", name, ch, ks, cl.MasterOf(t, name))
 
-			l := newLock(t, c, name)
+			l := c.NewLock(name)
 			octx := rlock.NewOwner(ctx)
 			for round := range 3 {
 				require.NoError(t, l.Lock(octx), "round %d: Lock", round)
@@ -155,10 +119,10 @@ func TestClusterLocks(t *testing.T) {
 
 	// RL-17 testLockFailoverInCluster: 30 times tryLock() then unlock on one name, no error.
 	t.Run("RL17_TryLockUnlock30", func(t *testing.T) {
-		c := newLockClient(t, rc, rlock.Options{})
+		c := rlocktest.NewClient(t, rc, rlock.Options{})
 		ctx, cancel := within(context.Background(), 20*time.Second)
 		defer cancel()
-		l := newLock(t, c, "rl17:lock")
+		l := c.NewLock("rl17:lock")
 		octx := rlock.NewOwner(ctx)
 		for i := range 30 {
 			require.NoError(t, l.TryLock(octx, 0, 0), "TryLock %d", i)
@@ -180,7 +144,7 @@ func TestClusterLocks(t *testing.T) {
 	// (on at least two masters) stay held for 3 s, renewed every 300 ms.
 	t.Run("Renewal_MultiSlot", func(t *testing.T) {
 		const watchdog = 900 * time.Millisecond
-		c := newLockClient(t, rc, rlock.Options{WatchdogTimeout: watchdog})
+		c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: watchdog})
 		ctx, cancel := within(context.Background(), 20*time.Second)
 		defer cancel()
 		names := []string{"renew:a", "renew:b", "renew:c", "renew:d", "{renew}:e", "{renew}:f"}
@@ -192,7 +156,7 @@ func TestClusterLocks(t *testing.T) {
 		octx := rlock.NewOwner(ctx)
 		locks := make([]*rlock.Lock, len(names))
 		for i, n := range names {
-			locks[i] = newLock(t, c, n)
+			locks[i] = c.NewLock(n)
 			require.NoError(t, locks[i].Lock(octx))
 		}
 		start, polls := time.Now(), 0
@@ -222,11 +186,11 @@ func TestClusterLocks(t *testing.T) {
 	// scripts being reloaded on NOSCRIPT.
 	t.Run("F11_ScriptFlush", func(t *testing.T) {
 		const watchdog = 900 * time.Millisecond
-		c := newLockClient(t, rc, rlock.Options{WatchdogTimeout: watchdog})
+		c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: watchdog})
 		ctx, cancel := within(context.Background(), 20*time.Second)
 		defer cancel()
 		octx := rlock.NewOwner(ctx)
-		held := newLock(t, c, "flush:held")
+		held := c.NewLock("flush:held")
 		require.NoError(t, held.Lock(octx))
 		hctx, hcancel, err := held.Held(octx)
 		require.NoError(t, err)
@@ -237,7 +201,7 @@ func TestClusterLocks(t *testing.T) {
 			name := fmt.Sprintf("flush:%d", i)
 			if m := cl.MasterOf(t, name); !masters[m] {
 				masters[m] = true
-				others = append(others, newLock(t, c, name))
+				others = append(others, c.NewLock(name))
 			}
 		}
 		// Every script has run on every master at least once before the flush.
@@ -248,7 +212,17 @@ func TestClusterLocks(t *testing.T) {
 		for addr, nc := range nodes {
 			require.NoError(t, nc.Do(ctx, nc.B().ScriptFlush().Build()).Error(), "SCRIPT FLUSH on %s", addr)
 		}
-		time.Sleep(2 * watchdog) // renewals run after the flush
+		// Two renewals after the flush: each one raises the held lock's PTTL.
+		last, renewals := redistest.PTTL(t, rc, "flush:held"), 0
+		renewed := waitFor(5*watchdog, func() bool {
+			ttl := redistest.PTTL(t, rc, "flush:held")
+			if ttl > last {
+				renewals++
+			}
+			last = ttl
+			return renewals >= 2
+		})
+		require.True(t, renewed, "held lock not renewed twice after SCRIPT FLUSH (%d renewals)", renewals)
 		require.NoError(t, context.Cause(hctx), "held lock lost after SCRIPT FLUSH")
 		ok, err := held.IsHeld(octx)
 		require.NoError(t, err)
@@ -320,8 +294,8 @@ func testHandoff(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.C
 		return
 	}
 	name := fmt.Sprintf("handoff:%s:%s", modeName(p.mode), javaPubSubName(p.java))
-	a, b := newLockClient(t, cl.Client(t), opts), newLockClient(t, cl.Client(t), opts)
-	la, lb := newLock(t, a, name), newLock(t, b, name)
+	a, b := rlocktest.NewClient(t, cl.Client(t), opts), rlocktest.NewClient(t, cl.Client(t), opts)
+	la, lb := a.NewLock(name), b.NewLock(name)
 	ctxA, ctxB := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
 	master, ch := cl.MasterOf(t, name), lockChannelOf(name)
 	mc := nodes[master]
@@ -443,8 +417,8 @@ func TestClusterF11KillMaster(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	ctx, cancel := within(context.Background(), 90*time.Second)
 	defer cancel()
-	a := newLockClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
-	b := newLockClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
+	a := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
+	b := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
 
 	target := cl.MasterOf(t, "f11:lock:0")
 	replica := cl.ReplicaOf(t, target)
@@ -463,14 +437,14 @@ func TestClusterF11KillMaster(t *testing.T) {
 	// Watchdog holds on a client with a 10 s watchdog (longer than the failover): one on
 	// another master, which must stay held across the failover, and one on the master that
 	// dies, so that this client's renewal rounds also carry calls to the dead node.
-	wd := newLockClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: 10 * time.Second})
+	wd := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: 10 * time.Second})
 	otherOwner := rlock.NewOwner(ctx)
-	ol := newLock(t, wd, other)
+	ol := wd.NewLock(other)
 	require.NoError(t, ol.Lock(otherOwner))
 	otherHeld, otherCancel, err := ol.Held(otherOwner)
 	require.NoError(t, err)
 	defer otherCancel()
-	victim := newLock(t, wd, namesOn(t, cl, target, "f11:victim:", 1)[0])
+	victim := wd.NewLock(namesOn(t, cl, target, "f11:victim:", 1)[0])
 	require.NoError(t, victim.Lock(otherOwner))
 
 	// A holder with a 20 s lease and a waiter blocked on the sharded subscription.
@@ -482,7 +456,7 @@ func TestClusterF11KillMaster(t *testing.T) {
 	}), "waiter not subscribed on %s", target)
 
 	ld := startLoad(t, f11Load(names, a, b))
-	time.Sleep(1500 * time.Millisecond)
+	ld.waitSuccessesAfter(t, time.Now(), 20, 10*time.Second)
 
 	killAt := time.Now()
 	cl.Kill(t, target)
@@ -539,21 +513,21 @@ func f11Load(names []string, a, b *rlock.Client) loadConfig {
 func TestClusterF11ManualFailover(t *testing.T) {
 	const watchdog = 3 * time.Second
 	cl := redistest.StartCluster(t)
-	a := newLockClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
-	b := newLockClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
+	a := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
+	b := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
 	target := cl.MasterOf(t, "f11m:lock:0")
 	replica := cl.ReplicaOf(t, target)
 	names := namesOn(t, cl, target, "f11m:lock:", 3)
 
 	ld := startLoad(t, f11Load(names, a, b))
-	time.Sleep(time.Second)
+	ld.waitSuccessesAfter(t, time.Now(), 20, 10*time.Second)
 
 	gracefulAt := time.Now()
 	cl.Failover(t, replica, false)
 	gracefulDone := time.Now()
 	require.Equal(t, replica, cl.MasterOf(t, names[0]))
 	t.Logf("CLUSTER FAILOVER to %s took %v", replica, gracefulDone.Sub(gracefulAt).Round(time.Millisecond))
-	time.Sleep(1500 * time.Millisecond)
+	ld.waitSuccessesAfter(t, gracefulDone, 20, 15*time.Second)
 
 	forceAt := time.Now()
 	cl.Failover(t, target, true)

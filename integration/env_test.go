@@ -67,6 +67,11 @@ func newEnv(t *testing.T, version string, watchdog time.Duration) *env {
 	return e
 }
 
+// in returns e for subtest t: the same server, peer and clients, failing t.
+func (e *env) in(t *testing.T) *env {
+	return &env{t: t, ctx: e.ctx, srv: e.srv, rc: e.rc, peer: e.peer, javaID: e.javaID, goc: e.goc, tids: map[string]string{}}
+}
+
 func watchdogOrDefault(d time.Duration) time.Duration {
 	if d == 0 {
 		return rlock.DefaultWatchdogTimeout
@@ -117,24 +122,13 @@ func (e *env) goField(ctx context.Context) string {
 // hgetall returns the lock's hash as Redis has it.
 func (e *env) hgetall(name string) map[string]string {
 	e.t.Helper()
-	m, err := e.rc.Do(e.ctx, e.rc.B().Hgetall().Key(name).Build()).AsStrMap()
-	require.NoError(e.t, err)
-	return m
+	return redistest.HGetAll(e.t, e.rc, name)
 }
 
 // pttl returns PTTL of key (-2 missing, -1 no TTL).
 func (e *env) pttl(key string) int64 {
 	e.t.Helper()
-	n, err := e.rc.Do(e.ctx, e.rc.B().Pttl().Key(key).Build()).AsInt64()
-	require.NoError(e.t, err)
-	return n
-}
-
-// subscribers returns PUBSUB NUMSUB of lock name's channel (lockChannelOf).
-func (e *env) subscribers(name string) (int64, error) {
-	ch := lockChannelOf(name)
-	m, err := e.rc.Do(e.ctx, e.rc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
-	return m[ch], err
+	return redistest.PTTL(e.t, e.rc, key)
 }
 
 // failedTries returns how many acquire attempts found the lock taken, on this server so
@@ -165,11 +159,11 @@ func (e *env) mustFailedTries() int64 {
 func (e *env) awaitWaiting(name string, base int64) {
 	e.t.Helper()
 	var subs, tries int64
-	ok := pollEvery(time.Millisecond, 10*time.Second, func() bool {
-		var err1, err2 error
-		subs, err1 = e.subscribers(name)
-		tries, err2 = e.failedTries()
-		return err1 == nil && err2 == nil && subs >= 1 && tries >= base+2
+	ok := redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		var err error
+		subs = redistest.NumSub(e.t, e.rc, lockChannelOf(name))
+		tries, err = e.failedTries()
+		return err == nil && subs >= 1 && tries >= base+2
 	})
 	require.True(e.t, ok, "waiter on %s not asleep after 10s: %d subscribers, %d failed tries since it started",
 		name, subs, tries-base)

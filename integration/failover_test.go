@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -39,7 +39,7 @@ type failoverHandoff struct {
 func startFailoverHandoff(t *testing.T, ctx context.Context, a, b *rlock.Client, name string, lease time.Duration) *failoverHandoff {
 	t.Helper()
 	h := &failoverHandoff{hOwner: rlock.NewOwner(ctx), wOwner: rlock.NewOwner(ctx), done: make(chan time.Time, 1)}
-	h.hl, h.wl = newLock(t, a, name), newLock(t, b, name)
+	h.hl, h.wl = a.NewLock(name), b.NewLock(name)
 	require.NoError(t, h.hl.LockFor(h.hOwner, lease))
 	go func() {
 		wctx, wcancel := within(h.wOwner, 40*time.Second)
@@ -98,14 +98,14 @@ type opRecord struct {
 	err        error
 }
 
-// load runs a loadConfig and records every operation. An in-process overlap detector counts,
-// per name, a violation whenever a worker's acquire returns while another worker is between
-// its own acquire and unlock.
+// load runs a loadConfig and records every operation. An in-process overlap detector per name
+// records a violation whenever a worker's acquire returns while another worker is between its
+// own acquire and unlock.
 type load struct {
-	cfg    loadConfig
-	stop   chan struct{}
-	done   chan struct{}
-	inside map[string]*atomic.Int32
+	cfg      loadConfig
+	stop     chan struct{}
+	done     chan struct{}
+	overlaps map[string]*redistest.Overlap
 
 	mu         sync.Mutex
 	ops        []opRecord
@@ -128,15 +128,15 @@ type heldSpan struct {
 
 func startLoad(t *testing.T, cfg loadConfig) *load {
 	t.Helper()
-	ld := &load{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), inside: map[string]*atomic.Int32{}}
+	ld := &load{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), overlaps: map[string]*redistest.Overlap{}}
 	for _, n := range cfg.names {
-		ld.inside[n] = new(atomic.Int32)
+		ld.overlaps[n] = new(redistest.Overlap)
 	}
 	locks := make([]map[string]*rlock.Lock, len(cfg.clients))
 	for i, c := range cfg.clients {
 		locks[i] = map[string]*rlock.Lock{}
 		for _, n := range cfg.names {
-			locks[i][n] = newLock(t, c, n)
+			locks[i][n] = c.NewLock(n)
 		}
 	}
 	var wg sync.WaitGroup
@@ -169,14 +169,14 @@ func (ld *load) work(w int, locks map[string]*rlock.Lock) {
 		cancel()
 		ld.record(opRecord{w, "acquire", name, start, time.Now(), err})
 		if err == nil {
-			in := ld.inside[name]
 			acquired := time.Now()
-			if n := in.Add(1); n != 1 {
+			others, leave := ld.overlaps[name].Enter()
+			if others != 0 {
 				ld.violation(violation{name, acquired, fmt.Sprintf("worker %d acquired %s at %s with %d other holder(s) inside",
-					w, name, acquired.Format("15:04:05.000"), n-1)})
+					w, name, acquired.Format("15:04:05.000"), others)})
 			}
 			time.Sleep(ld.cfg.hold)
-			in.Add(-1)
+			leave()
 			start = time.Now()
 			err = l.Unlock(owner)
 			ld.record(opRecord{w, "unlock", name, start, time.Now(), err})
@@ -248,14 +248,12 @@ func (ld *load) finish(t *testing.T) {
 }
 
 // waitSuccessesAfter waits until every worker has completed n acquire+unlock cycles that
-// started at or after from, failing t after d.
+// started at or after from, failing t when d has passed since from (or since the call, if
+// from has passed).
 func (ld *load) waitSuccessesAfter(t *testing.T, from time.Time, n int, d time.Duration) {
 	t.Helper()
-	if wait := time.Until(from); wait > 0 {
-		time.Sleep(wait)
-	}
 	var counts map[int]int
-	ok := waitFor(d, func() bool {
+	ok := waitFor(max(time.Until(from), 0)+d, func() bool {
 		counts = map[int]int{}
 		for _, r := range ld.records() {
 			if r.op == "unlock" && r.err == nil && !r.start.Before(from) {

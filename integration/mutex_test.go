@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -200,7 +201,7 @@ type overlapDetector struct {
 	rc           rueidis.Client
 	name, marker string
 
-	inside     atomic.Int32
+	inside     redistest.Overlap
 	violations atomic.Int64
 	mu         sync.Mutex
 	first      []string // the first violations, for the report
@@ -218,10 +219,11 @@ func (d *overlapDetector) violation(format string, args ...any) {
 // section runs work as holder who (hash field field), checking for overlaps around it. It
 // returns work's error or a Redis transport error; overlaps are recorded, not returned.
 func (d *overlapDetector) section(ctx context.Context, who, field string, work func() error) error {
-	if n := d.inside.Add(1); n != 1 {
-		d.violation("%s entered with %d other holder(s) inside (in-process count)", who, n-1)
+	others, leave := d.inside.Enter()
+	if others != 0 {
+		d.violation("%s entered with %d other holder(s) inside (in-process count)", who, others)
 	}
-	defer d.inside.Add(-1)
+	defer leave()
 	err := d.rc.Do(ctx, d.rc.B().Set().Key(d.marker).Value(who).Nx().Build()).Error()
 	switch {
 	case rueidis.IsRedisNil(err):

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -23,11 +24,11 @@ func numSub(t *testing.T, nc rueidis.Client, ch string) int64 {
 	t.Helper()
 	ctx, cancel := within(context.Background(), 2*time.Second)
 	defer cancel()
-	m, err := nc.Do(ctx, nc.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
+	n, err := redistest.NumSubOf(ctx, nc, ch)
 	if err != nil {
 		return -1 // the node may be down
 	}
-	return m[ch]
+	return n
 }
 
 // TestSentinelF10KillMaster is the fast form of F10: 5 goroutines on two sentinel clients
@@ -41,8 +42,8 @@ func TestSentinelF10KillMaster(t *testing.T) {
 	s := redistest.StartSentinel(t)
 	ctx, cancel := within(context.Background(), 90*time.Second)
 	defer cancel()
-	a := newLockClient(t, s.Client(t), rlock.Options{})
-	b := newLockClient(t, s.Client(t), rlock.Options{})
+	a := rlocktest.NewClient(t, s.Client(t), rlock.Options{})
+	b := rlocktest.NewClient(t, s.Client(t), rlock.Options{})
 	master := s.MasterAddr(t)
 	names := make([]string, 20)
 	for i := range names {
@@ -67,7 +68,7 @@ func TestSentinelF10KillMaster(t *testing.T) {
 		hold:      2 * time.Millisecond,
 		every:     50 * time.Millisecond,
 	})
-	time.Sleep(time.Second)
+	ld.waitSuccessesAfter(t, time.Now(), 10, 10*time.Second)
 
 	killAt := time.Now()
 	old := s.KillMaster(t)
@@ -114,39 +115,34 @@ func TestSentinelReplicaSync(t *testing.T) {
 		require.NoError(t, err)
 		return n
 	}
-	hash := func(nc rueidis.Client, name string) map[string]string {
-		h, err := nc.Do(ctx, nc.B().Hgetall().Key(name).Build()).AsStrMap()
-		require.NoError(t, err)
-		return h
-	}
-	synced := newLockClient(t, s.Client(t), rlock.Options{})
-	off := newLockClient(t, s.Client(t), rlock.Options{ReplicaSync: rlock.ReplicaSyncOff})
+	synced := rlocktest.NewClient(t, s.Client(t), rlock.Options{})
+	off := rlocktest.NewClient(t, s.Client(t), rlock.Options{ReplicaSync: rlock.ReplicaSyncOff})
 
 	t.Run("Default", func(t *testing.T) {
-		l := newLock(t, synced, "sync:default")
+		l := synced.NewLock("sync:default")
 		owner := rlock.NewOwner(ctx)
 		before := waits()
 		require.NoError(t, l.Lock(owner))
 		for i, r := range replicas {
-			assert.Equal(t, hash(m, "sync:default"), hash(r, "sync:default"), "replica %d has the hold when Lock returns", i)
+			assert.Equal(t, redistest.HGetAll(t, m, "sync:default"), redistest.HGetAll(t, r, "sync:default"), "replica %d has the hold when Lock returns", i)
 		}
 		require.NoError(t, l.Unlock(owner))
 		for i, r := range replicas {
-			assert.Empty(t, hash(r, "sync:default"), "replica %d has the release when Unlock returns", i)
+			assert.Empty(t, redistest.HGetAll(t, r, "sync:default"), "replica %d has the release when Unlock returns", i)
 		}
 		require.NoError(t, l.Lock(owner))
 		existed, err := l.ForceUnlock(owner)
 		require.NoError(t, err)
 		assert.True(t, existed)
 		for i, r := range replicas {
-			assert.Empty(t, hash(r, "sync:default"), "replica %d has the delete when ForceUnlock returns", i)
+			assert.Empty(t, redistest.HGetAll(t, r, "sync:default"), "replica %d has the delete when ForceUnlock returns", i)
 		}
 		assert.GreaterOrEqual(t, waits()-before, int64(4), "one WAIT per write")
 	})
 
 	t.Run("Renewal", func(t *testing.T) {
-		c := newLockClient(t, s.Client(t), rlock.Options{WatchdogTimeout: 600 * time.Millisecond})
-		l := newLock(t, c, "sync:renewal")
+		c := rlocktest.NewClient(t, s.Client(t), rlock.Options{WatchdogTimeout: 600 * time.Millisecond})
+		l := c.NewLock("sync:renewal")
 		owner := rlock.NewOwner(ctx)
 		require.NoError(t, l.Lock(owner))
 		held, stop, err := l.Held(owner)
@@ -159,7 +155,7 @@ func TestSentinelReplicaSync(t *testing.T) {
 	})
 
 	t.Run("Off", func(t *testing.T) {
-		l := newLock(t, off, "sync:off")
+		l := off.NewLock("sync:off")
 		owner := rlock.NewOwner(ctx)
 		before := waits()
 		require.NoError(t, l.Lock(owner))
@@ -176,7 +172,7 @@ func TestSentinelReplicaSync(t *testing.T) {
 			name string
 			c    *rlock.Client
 		}{{"sync on (default)", synced}, {"sync off", off}} {
-			l := newLock(t, tc.c, "sync:latency")
+			l := tc.c.NewLock("sync:latency")
 			owner := rlock.NewOwner(ctx)
 			lock, unlock := make([]time.Duration, n), make([]time.Duration, n)
 			for i := range n {
@@ -200,14 +196,14 @@ func TestSentinelReplicaSync(t *testing.T) {
 				assert.NoError(t, r.Do(context.Background(), r.B().ClientUnpause().Build()).Error())
 			}
 		}()
-		l := newLock(t, synced, "sync:paused")
+		l := synced.NewLock("sync:paused")
 		owner := rlock.NewOwner(ctx)
 		before := waits()
 		begin := time.Now()
 		err := l.Lock(owner)
 		t.Logf("Lock with both replicas paused: %v after %v", err, time.Since(begin).Round(time.Millisecond))
 		require.ErrorIs(t, err, rlock.ErrNotReplicated)
-		assert.Empty(t, hash(m, "sync:paused"), "every try given back")
+		assert.Empty(t, redistest.HGetAll(t, m, "sync:paused"), "every try given back")
 		held, err := l.IsHeld(owner)
 		require.NoError(t, err)
 		assert.False(t, held)

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -76,7 +75,7 @@ func TestBinary(t *testing.T) {
 		k := newDemoKeys(product)
 		rc := srv.Client(t)
 		for _, key := range append(k.data(), k.lock) {
-			if exists(t, rc, key) {
+			if redistest.Exists(t, rc, key) {
 				t.Errorf("%s left behind", key)
 			}
 		}
@@ -101,7 +100,7 @@ func TestBinary(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, "demo", "--stock", "100000", "--think", "50ms")
 			cmd.Env = testEnv([]string{"GOREDISSON_REDIS=" + mode})
-			var errBuf syncBuffer
+			var errBuf redistest.SyncBuffer
 			stderr, _ := cmd.StderrPipe()
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -312,21 +311,4 @@ func closedAddr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return "127.0.0.1:" + strconv.Itoa(port)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) WriteString(v string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.WriteString(v)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -4,32 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
-
-func exists(t *testing.T, rc rueidis.Client, key string) bool {
-	t.Helper()
-	n, err := do(t, rc, rc.B().Exists().Key(key).Build()).AsInt64()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n == 1
-}
 
 func TestForceUnlockYes(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
 	name := unique("order:")
 	javaLock(t, rc, name)
-	msgs := subscribe(t, srv, keys.LockChannel(name))
+	msgs := srv.Listen(t, keys.LockChannel(name))
 	eventually(t, "the subscription", func() bool {
 		_, got := inspectJSON(t, srv.Addr, name)
 		return *got.Locks[0].Subscribers.Classic == 1
@@ -46,16 +36,11 @@ func TestForceUnlockYes(t *testing.T) {
 	if strings.Contains(errOut, "[y/N]") {
 		t.Errorf("--yes asked anyway: %q", errOut)
 	}
-	if exists(t, rc, name) {
+	if redistest.Exists(t, rc, name) {
 		t.Error("the lock still exists")
 	}
-	select {
-	case m := <-msgs:
-		if m != "0" {
-			t.Errorf("published %q, want \"0\" as Redisson does", m)
-		}
-	case <-time.After(5 * time.Second):
-		t.Error("no unlock message on the channel")
+	if got := redistest.Published(t, rc, keys.LockChannel(name), msgs); !slices.Equal(got, []string{"0"}) {
+		t.Errorf("published %q, want one \"0\" as Redisson does", got)
 	}
 
 	// Again: nothing to unlock.
@@ -80,7 +65,7 @@ func TestForceUnlockConfirmation(t *testing.T) {
 			!strings.Contains(errOut, "[y/N]") || !strings.Contains(errOut, "declined: nothing changed") {
 			t.Errorf("answer %q: stderr %q", answer, errOut)
 		}
-		if !exists(t, rc, name) {
+		if !redistest.Exists(t, rc, name) {
 			t.Fatalf("answer %q deleted the lock", answer)
 		}
 	}
@@ -88,7 +73,7 @@ func TestForceUnlockConfirmation(t *testing.T) {
 	if code != exitDeclined || !strings.Contains(errOut, "no answer (stdin closed)") {
 		t.Errorf("closed stdin: exit %d, stderr %q", code, errOut)
 	}
-	if !exists(t, rc, name) {
+	if !redistest.Exists(t, rc, name) {
 		t.Fatal("closed stdin deleted the lock")
 	}
 
@@ -96,7 +81,7 @@ func TestForceUnlockConfirmation(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "force-unlocked "+name) {
 		t.Fatalf("answer Y: exit %d, %q", code, out)
 	}
-	if exists(t, rc, name) {
+	if redistest.Exists(t, rc, name) {
 		t.Error("the lock survived a yes")
 	}
 }
@@ -123,15 +108,15 @@ func TestForceUnlockHoldersChanged(t *testing.T) {
 	javaLock(t, rc, name)
 	other := "0b8f3c1e-7a2d-4e5f-8c9b-1d2e3f4a5b6c:3"
 	in := &answerAfter{answer: strings.NewReader("y\n"), f: func() {
-		do(t, rc, rc.B().Del().Key(name).Build())
-		do(t, rc, rc.B().Hset().Key(name).FieldValue().FieldValue(other, "1").Build())
-		do(t, rc, rc.B().Pexpire().Key(name).Milliseconds(30000).Build())
+		redistest.Do(t, rc, rc.B().Del().Key(name).Build())
+		redistest.Do(t, rc, rc.B().Hset().Key(name).FieldValue().FieldValue(other, "1").Build())
+		redistest.Do(t, rc, rc.B().Pexpire().Key(name).Milliseconds(30000).Build())
 	}}
 	code, _, errOut := cli(t, in, "--redis", srv.Addr, "force-unlock", name)
 	if code != exitFailure || !strings.Contains(errOut, "the lock changed hands while you answered") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
-	if n, _ := do(t, rc, rc.B().Hexists().Key(name).Field(other).Build()).AsBool(); !n {
+	if n, _ := redistest.Do(t, rc, rc.B().Hexists().Key(name).Field(other).Build()).AsBool(); !n {
 		t.Error("the new holder was unlocked without confirmation")
 	}
 }
@@ -139,11 +124,7 @@ func TestForceUnlockHoldersChanged(t *testing.T) {
 func TestForceUnlockGoHolder(t *testing.T) {
 	srv := redistest.Shared(t)
 	ctx := context.Background()
-	lc, err := rlock.New(ctx, srv.Client(t), rlock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
+	lc := rlocktest.NewClient(t, srv.Client(t), rlock.Options{})
 	name := unique("lock:stock:")
 	l := lc.NewLock(name)
 	octx := rlock.NewOwner(ctx)
@@ -163,12 +144,12 @@ func TestForceUnlockNotALock(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
 	str := unique("string:")
-	do(t, rc, rc.B().Set().Key(str).Value("precious").Build())
+	redistest.Do(t, rc, rc.B().Set().Key(str).Value("precious").Build())
 	code, out, _ := cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", str)
 	if code != exitNotFound || !strings.Contains(out, "is not a Redisson RLock; force-unlock never deletes other keys") {
 		t.Errorf("exit %d, %q", code, out)
 	}
-	if v, _ := do(t, rc, rc.B().Get().Key(str).Build()).ToString(); v != "precious" {
+	if v, _ := redistest.Do(t, rc, rc.B().Get().Key(str).Build()).ToString(); v != "precious" {
 		t.Errorf("the string key was touched: %q", v)
 	}
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/goredisson/goredisson/integration/javapeer"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -15,8 +15,7 @@ import (
 func TestInspectRealJavaAndGoHolders(t *testing.T) {
 	srv := redistest.Start(t)
 	peer := javapeer.Start(t, javapeer.JarPath(t, "4"), "redis://"+srv.Addr)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := redistest.Context(t, 30*time.Second)
 	javaName, goName := unique("java:"), unique("go:")
 
 	if r, err := peer.Do(ctx, "worker", "lock", javaName); err != nil || !r.OK {
@@ -31,11 +30,7 @@ func TestInspectRealJavaAndGoHolders(t *testing.T) {
 		t.Fatalf("java thread id: %v %+v", err, tid)
 	}
 
-	lc, err := rlock.New(ctx, srv.Client(t), rlock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
+	lc := rlocktest.NewClient(t, srv.Client(t), rlock.Options{})
 	l := lc.NewLock(goName)
 	octx := rlock.NewOwner(ctx)
 	if err := l.Lock(octx); err != nil {

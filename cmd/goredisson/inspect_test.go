@@ -9,17 +9,14 @@ import (
 
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
 func TestInspectGoHolder(t *testing.T) {
 	srv := redistest.Shared(t)
 	ctx := context.Background()
-	lc, err := rlock.New(ctx, srv.Client(t), rlock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
+	lc := rlocktest.NewClient(t, srv.Client(t), rlock.Options{})
 	name := unique("lock:stock:")
 	l := lc.NewLock(name)
 	octx := rlock.NewOwner(ctx)
@@ -48,12 +45,7 @@ func TestInspectGoHolder(t *testing.T) {
 	}
 
 	// A waiter of another client: its subscription shows as one waiting client.
-	lc2, err := rlock.New(ctx, srv.Client(t), rlock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc2.Close()
-	l2 := lc2.NewLock(name)
+	l2 := rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
 	wctx, cancel := context.WithCancel(rlock.NewOwner(ctx))
 	defer cancel()
 	waited := make(chan error, 1)
@@ -95,7 +87,7 @@ func TestInspectJavaHolder(t *testing.T) {
 	rc := srv.Client(t)
 	name := unique("order:")
 	javaLock(t, rc, name)
-	subscribe(t, srv, keys.LockChannel(name)) // a waiting Java client, as far as Redis can tell
+	srv.Listen(t, keys.LockChannel(name)) // a waiting Java client, as far as Redis can tell
 
 	eventually(t, "the subscription", func() bool {
 		_, got := inspectJSON(t, srv.Addr, name)
@@ -166,10 +158,10 @@ func TestInspectNotALock(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc := srv.Client(t)
 	missing, str, plainHash, rw, lock := unique("missing:"), unique("string:"), unique("hash:"), unique("rw:"), unique("lock:")
-	do(t, rc, rc.B().Set().Key(str).Value("x").Build())
-	do(t, rc, rc.B().Hset().Key(plainHash).FieldValue().FieldValue("name", "widget").Build())
+	redistest.Do(t, rc, rc.B().Set().Key(str).Value("x").Build())
+	redistest.Do(t, rc, rc.B().Hset().Key(plainHash).FieldValue().FieldValue("name", "widget").Build())
 	// Redisson's RReadWriteLock, write-locked by thread 57.
-	do(t, rc, rc.B().Hset().Key(rw).FieldValue().FieldValue("mode", "write").FieldValue(javaField+":write", "1").Build())
+	redistest.Do(t, rc, rc.B().Hset().Key(rw).FieldValue().FieldValue("mode", "write").FieldValue(javaField+":write", "1").Build())
 	javaLock(t, rc, lock)
 
 	code, got := inspectJSON(t, srv.Addr, missing, str, plainHash, rw, lock)

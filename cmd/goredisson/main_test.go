@@ -43,20 +43,11 @@ func unique(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-func do(t *testing.T, rc rueidis.Client, cmd rueidis.Completed) rueidis.RedisResult {
-	t.Helper()
-	res := rc.Do(context.Background(), cmd)
-	if err := res.Error(); err != nil && !rueidis.IsRedisNil(err) {
-		t.Fatalf("redis: %v", err)
-	}
-	return res
-}
-
 // javaLock writes a lock as Java Redisson holds it, with raw commands.
 func javaLock(t *testing.T, rc rueidis.Client, name string) {
 	t.Helper()
-	do(t, rc, rc.B().Hset().Key(name).FieldValue().FieldValue(javaField, "1").Build())
-	do(t, rc, rc.B().Pexpire().Key(name).Milliseconds(30000).Build())
+	redistest.Do(t, rc, rc.B().Hset().Key(name).FieldValue().FieldValue(javaField, "1").Build())
+	redistest.Do(t, rc, rc.B().Pexpire().Key(name).Milliseconds(30000).Build())
 }
 
 // inspected is inspect's --json output.
@@ -77,31 +68,10 @@ func inspectJSON(t *testing.T, addr string, names ...string) (int, inspected) {
 	return code, got
 }
 
-// eventually polls cond every 20 ms for up to 10 s.
+// eventually polls cond every 20 ms for up to 10 s, and fails the test if it never holds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !redistest.Poll(10*time.Second, 20*time.Millisecond, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
-}
-
-// subscribe subscribes a dedicated client to channel and returns the messages received.
-func subscribe(t *testing.T, srv *redistest.Server, channel string) <-chan string {
-	t.Helper()
-	rc := srv.Client(t)
-	msgs := make(chan string, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = rc.Receive(ctx, rc.B().Subscribe().Channel(channel).Build(), func(m rueidis.PubSubMessage) {
-			msgs <- m.Message
-		})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return msgs
 }

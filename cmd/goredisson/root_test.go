@@ -43,26 +43,32 @@ func TestRedisURLEnv(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	code, out, _ := cli(t, nil, "--help")
-	if code != exitOK {
-		t.Fatalf("exit %d", code)
-	}
-	for _, want := range []string{"Exit codes:", "  3    inspect:", "  4    force-unlock: confirmation declined", "REDIS_URL", "goredisson demo", "Examples:"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("--help lacks %q", want)
+	t.Run("--help", func(t *testing.T) {
+		code, out, _ := cli(t, nil, "--help")
+		if code != exitOK {
+			t.Fatalf("exit %d", code)
 		}
-	}
-	if strings.Contains(out, "demo-worker") {
-		t.Error("--help lists the hidden demo-worker")
-	}
+		for _, want := range []string{"Exit codes:", "  3    inspect:", "  4    force-unlock: confirmation declined", "REDIS_URL", "goredisson demo", "Examples:"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("--help lacks %q", want)
+			}
+		}
+		if strings.Contains(out, "demo-worker") {
+			t.Error("--help lists the hidden demo-worker")
+		}
+	})
 	for _, cmd := range []string{"demo", "inspect", "force-unlock"} {
-		code, out, _ := cli(t, nil, cmd, "--help")
-		if code != exitOK || !strings.Contains(out, "Examples:\n  # ") || !strings.Contains(out, "goredisson "+cmd) {
-			t.Errorf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
+		t.Run(cmd+" --help", func(t *testing.T) {
+			code, out, _ := cli(t, nil, cmd, "--help")
+			if code != exitOK || !strings.Contains(out, "Examples:\n  # ") || !strings.Contains(out, "goredisson "+cmd) {
+				t.Errorf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
+			}
+		})
+	}
+	t.Run("no arguments", func(t *testing.T) {
+		code, out, _ := cli(t, nil)
+		if code != exitOK || !strings.Contains(out, "Usage:") {
+			t.Errorf("no arguments: exit %d, %q", code, out)
 		}
-	}
-	code, out, _ = cli(t, nil)
-	if code != exitOK || !strings.Contains(out, "Usage:") {
-		t.Errorf("no arguments: exit %d, %q", code, out)
-	}
+	})
 }

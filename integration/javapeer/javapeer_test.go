@@ -1,17 +1,15 @@
 package javapeer
 
 import (
-	"bufio"
 	"context"
-	"net"
-	"os/exec"
+	"maps"
 	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/redistest"
 )
 
 func TestParseReply(t *testing.T) {
@@ -46,8 +44,8 @@ func TestSmoke(t *testing.T) {
 		t.Run("redisson"+v, func(t *testing.T) {
 			t.Parallel()
 			jar := JarPath(t, v)
-			addr := startRedis(t)
-			rdb := rawClient(t, addr)
+			srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+			addr, rdb := srv.Addr, srv.Client(t)
 			const watchdog = 1500 * time.Millisecond
 			p := Start(t, jar, "redis://"+addr, WithWatchdog(watchdog))
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -73,7 +71,7 @@ func TestSmoke(t *testing.T) {
 			}
 			holder := id + ":" + tidA
 			assertHash(t, rdb, name, map[string]string{holder: "1"})
-			if pttl := pttl(t, rdb, name); pttl <= 0 || pttl > watchdog.Milliseconds() || pttl < watchdog.Milliseconds()-500 {
+			if pttl := redistest.PTTL(t, rdb, name); pttl <= 0 || pttl > watchdog.Milliseconds() || pttl < watchdog.Milliseconds()-500 {
 				t.Fatalf("PTTL %s = %d; want ≈ watchdog %d", name, pttl, watchdog.Milliseconds())
 			}
 
@@ -90,11 +88,14 @@ func TestSmoke(t *testing.T) {
 				t.Fatalf("B unlock = %v, %v; want IllegalMonitorStateException", r, err)
 			}
 
-			// The watchdog keeps the lock past its first TTL.
-			time.Sleep(watchdog + 700*time.Millisecond)
-			assertHash(t, rdb, name, map[string]string{holder: "1"})
-			if pttl := pttl(t, rdb, name); pttl <= 0 {
-				t.Fatalf("PTTL after a watchdog period = %d; want renewed", pttl)
+			// The watchdog keeps the lock past its first TTL: held, with a TTL, at every look
+			// until then.
+			for end := time.Now().Add(watchdog + 700*time.Millisecond); time.Now().Before(end); {
+				assertHash(t, rdb, name, map[string]string{holder: "1"})
+				if pttl := redistest.PTTL(t, rdb, name); pttl <= 0 {
+					t.Fatalf("PTTL within a watchdog period and a bit = %d; want renewed", pttl)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 
 			// B blocks in lock() while A holds it; A's unlock wakes it (pub/sub), replies match by id.
@@ -106,7 +107,10 @@ func TestSmoke(t *testing.T) {
 				}
 				bDone <- r
 			}()
-			time.Sleep(300 * time.Millisecond)
+			ch := "redisson_lock__channel:{" + name + "}"
+			if !redistest.Poll(10*time.Second, 10*time.Millisecond, func() bool { return redistest.NumSub(t, rdb, ch) == 1 }) {
+				t.Fatalf("B never subscribed to %s", ch)
+			}
 			select {
 			case r := <-bDone:
 				t.Fatalf("B lock returned while A holds the lock: %v", r)
@@ -127,8 +131,8 @@ func TestSmoke(t *testing.T) {
 			assertHash(t, rdb, name, map[string]string{id + ":" + tidB: "1"})
 			p.Must(t, ctx, "B", "unlock", name)
 
-			if n := exists(t, rdb, name); n != 0 {
-				t.Fatalf("EXISTS %s = %d after unlock; want 0", name, n)
+			if redistest.Exists(t, rdb, name) {
+				t.Fatalf("%s exists after unlock", name)
 			}
 			if got := p.Must(t, ctx, "A", "incr", "smoke:counter"); got != "1" {
 				t.Fatalf("incr = %s", got)
@@ -144,107 +148,7 @@ func expectBool(t *testing.T, p *Peer, ctx context.Context, owner, cmd, name str
 
 func assertHash(t *testing.T, rdb rueidis.Client, key string, want map[string]string) {
 	t.Helper()
-	got, err := rdb.Do(context.Background(), rdb.B().Hgetall().Key(key).Build()).AsStrMap()
-	if err != nil {
-		t.Fatalf("HGETALL %s: %v", key, err)
-	}
-	if len(got) != len(want) {
+	if got := redistest.HGetAll(t, rdb, key); !maps.Equal(got, want) {
 		t.Fatalf("HGETALL %s = %v; want %v", key, got, want)
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Fatalf("HGETALL %s = %v; want %v", key, got, want)
-		}
-	}
-}
-
-func pttl(t *testing.T, rdb rueidis.Client, key string) int64 {
-	t.Helper()
-	n, err := rdb.Do(context.Background(), rdb.B().Pttl().Key(key).Build()).AsInt64()
-	if err != nil {
-		t.Fatalf("PTTL %s: %v", key, err)
-	}
-	return n
-}
-
-func exists(t *testing.T, rdb rueidis.Client, key string) int64 {
-	t.Helper()
-	n, err := rdb.Do(context.Background(), rdb.B().Exists().Key(key).Build()).AsInt64()
-	if err != nil {
-		t.Fatalf("EXISTS %s: %v", key, err)
-	}
-	return n
-}
-
-func rawClient(t *testing.T, addr string) rueidis.Client {
-	t.Helper()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-	if err != nil {
-		t.Fatalf("rueidis: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
-// startRedis runs a throwaway redis-server on a free 127.0.0.1 port and returns "127.0.0.1:PORT".
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		missing(t, "redis-server not found: %v", err)
-	}
-	for attempt := 0; attempt < 5; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		stop := func() { _ = cmd.Process.Kill(); <-exited }
-		if waitRedis(addr, exited) {
-			t.Cleanup(stop)
-			return addr
-		}
-		stop() // most likely the port was taken meanwhile: try another
-	}
-	t.Fatal("could not start redis-server")
-	return ""
-}
-
-// waitRedis polls PING until it answers (true), the server exits or 10s pass (false).
-func waitRedis(addr string, exited <-chan struct{}) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		if redisPing(addr) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
-}
-
-func redisPing(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
 }

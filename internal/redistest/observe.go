@@ -13,10 +13,12 @@ import (
 // readTimeout bounds each read of the helpers below that fail the test.
 const readTimeout = 10 * time.Second
 
-// mustDo runs cmd on rc, bounded by readTimeout, and fails t with what on an error other than
-// a nil reply.
-func mustDo(t testing.TB, rc rueidis.Client, what string, cmd rueidis.Completed) rueidis.RedisResult {
+// Do runs cmd on rc, bounded by 10 s, and returns its result; it fails the test on an
+// error other than a nil reply.
+func Do(t testing.TB, rc rueidis.Client, cmd rueidis.Completed) rueidis.RedisResult {
 	t.Helper()
+	words := cmd.Commands()
+	what := strings.Join(words[:min(len(words), 2)], " ")
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	res := rc.Do(ctx, cmd)
@@ -30,7 +32,7 @@ func mustDo(t testing.TB, rc rueidis.Client, what string, cmd rueidis.Completed)
 // behind rc, failing the test on error.
 func HGetAll(t testing.TB, rc rueidis.Client, key string) map[string]string {
 	t.Helper()
-	m, err := mustDo(t, rc, "HGETALL "+key, rc.B().Hgetall().Key(key).Build()).AsStrMap()
+	m, err := Do(t, rc, rc.B().Hgetall().Key(key).Build()).AsStrMap()
 	if err != nil {
 		t.Fatalf("redistest: HGETALL %s: %v", key, err)
 	}
@@ -41,7 +43,7 @@ func HGetAll(t testing.TB, rc rueidis.Client, key string) map[string]string {
 // has no TTL), failing the test on error.
 func PTTL(t testing.TB, rc rueidis.Client, key string) int64 {
 	t.Helper()
-	n, err := mustDo(t, rc, "PTTL "+key, rc.B().Pttl().Key(key).Build()).AsInt64()
+	n, err := Do(t, rc, rc.B().Pttl().Key(key).Build()).AsInt64()
 	if err != nil {
 		t.Fatalf("redistest: PTTL %s: %v", key, err)
 	}
@@ -51,7 +53,7 @@ func PTTL(t testing.TB, rc rueidis.Client, key string) int64 {
 // Exists reports whether key exists, failing the test on error.
 func Exists(t testing.TB, rc rueidis.Client, key string) bool {
 	t.Helper()
-	n, err := mustDo(t, rc, "EXISTS "+key, rc.B().Exists().Key(key).Build()).AsInt64()
+	n, err := Do(t, rc, rc.B().Exists().Key(key).Build()).AsInt64()
 	if err != nil {
 		t.Fatalf("redistest: EXISTS %s: %v", key, err)
 	}
@@ -62,18 +64,27 @@ func Exists(t testing.TB, rc rueidis.Client, key string) bool {
 // NUMSUB) on the server or node behind rc, failing the test on error.
 func NumSub(t testing.TB, rc rueidis.Client, channel string) int64 {
 	t.Helper()
-	m, err := mustDo(t, rc, "PUBSUB NUMSUB "+channel, rc.B().PubsubNumsub().Channel(channel).Build()).AsIntMap()
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	n, err := NumSubOf(ctx, rc, channel)
 	if err != nil {
 		t.Fatalf("redistest: PUBSUB NUMSUB %s: %v", channel, err)
 	}
-	return m[channel]
+	return n
+}
+
+// NumSubOf is [NumSub] for a caller that handles the error itself: one off the test's
+// goroutine, or one that reads a node that may be down.
+func NumSubOf(ctx context.Context, rc rueidis.Client, channel string) (int64, error) {
+	m, err := rc.Do(ctx, rc.B().PubsubNumsub().Channel(channel).Build()).AsIntMap()
+	return m[channel], err
 }
 
 // ShardNumSub returns how many connections are subscribed to channel with SSUBSCRIBE
 // (PUBSUB SHARDNUMSUB) on the server or node behind rc, failing the test on error.
 func ShardNumSub(t testing.TB, rc rueidis.Client, channel string) int64 {
 	t.Helper()
-	m, err := mustDo(t, rc, "PUBSUB SHARDNUMSUB "+channel, rc.B().PubsubShardnumsub().Channel(channel).Build()).AsIntMap()
+	m, err := Do(t, rc, rc.B().PubsubShardnumsub().Channel(channel).Build()).AsIntMap()
 	if err != nil {
 		t.Fatalf("redistest: PUBSUB SHARDNUMSUB %s: %v", channel, err)
 	}

@@ -47,7 +47,7 @@ var markers atomic.Int64
 func Published(t testing.TB, rc rueidis.Client, channel string, msgs <-chan string) []string {
 	t.Helper()
 	marker := fmt.Sprintf("redistest:marker:%d", markers.Add(1))
-	mustDo(t, rc, "PUBLISH "+channel, rc.B().Publish().Channel(channel).Message(marker).Build())
+	Do(t, rc, rc.B().Publish().Channel(channel).Message(marker).Build())
 	timeout := time.After(readTimeout)
 	var out []string
 	for {
