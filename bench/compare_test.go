@@ -615,7 +615,7 @@ func compareHandoff(t *testing.T, srv *redistest.Server, ctl rueidis.Client, res
 				require.True(t, ok)
 			}
 			if v.key == "main" {
-				res.hoFloor = append(res.hoFloor, handoffFloor(t, floorA, floorB, v.perBlock)...)
+				res.hoFloor = append(res.hoFloor, handoffFloor(t, floorA, floorB, "bench:cmp:ho:floor", 0, v.perBlock)...)
 			}
 		}
 		for _, h := range hs {
@@ -948,37 +948,6 @@ func (h *hoContender) lists() int64 {
 		return 0
 	}
 	return h.watch.lists
-}
-
-// handoffFloor returns n handoff floors: after a random 1-5 ms pause, rlock's release
-// script by a then rlock's acquire script by b, raw through rueidis (as in TestReport).
-func handoffFloor(t *testing.T, a, b rueidis.Client, n int) durs {
-	ctx := context.Background()
-	const name = "bench:cmp:ho:floor"
-	channel := keys.LockChannel(name)
-	fa, fb := "00000000-0000-0000-0000-00000000000a:1", "00000000-0000-0000-0000-00000000000b:1"
-	acquire := func(c rueidis.Client, field string) {
-		err := lua.Acquire.Exec(ctx, c, []string{name}, []string{"30000", field}).Error()
-		require.True(t, rueidis.IsRedisNil(err), "acquire: %v", err)
-	}
-	release := func(c rueidis.Client, field string) {
-		latch := keys.UnlockLatch(name, field+"-"+strconv.FormatInt(rand.Int64(), 36))
-		n, err := lua.Release.Exec(ctx, c, []string{name, channel, latch},
-			[]string{"0", "30000", field, "PUBLISH", "1000"}).AsInt64()
-		require.NoError(t, err)
-		require.Equal(t, int64(1), n)
-	}
-	d := make(durs, 0, n)
-	for range n {
-		acquire(a, fa)
-		time.Sleep(time.Millisecond + rand.N(4*time.Millisecond))
-		start := time.Now()
-		release(a, fa)
-		acquire(b, fb)
-		d = append(d, time.Since(start))
-		release(b, fb)
-	}
-	return d
 }
 
 // --- (d) renewal ------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +68,7 @@ func TestReport(t *testing.T) {
 	t.Run("ping", func(t *testing.T) {
 		rc := namedClient(t, srv, "bench-ping")
 		hot, idle := measurePing(t, rc, false), measurePing(t, rc, true)
-		floor := measureFloor(t, rc, namedClient(t, srv, "bench-floor"))
+		floor := handoffFloor(t, rc, namedClient(t, srv, "bench-floor"), "bench:floor", pingWarmup, pingSamples)
 		pingP50, idlePingP50, floorP50 = hot.pct(.5), idle.pct(.5), floor.pct(.5)
 		fmt.Fprintf(&out, "\n1. PING round trip (rueidis Do, %d samples after %d warm-up)\n", len(hot), pingWarmup)
 		tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -166,35 +167,35 @@ func measurePing(t *testing.T, rc rueidis.Client, pause bool) durs {
 	return d
 }
 
-// measureFloor returns pingSamples handoff floors: after a random 1-5 ms pause, a release
-// by a (rlock's release script, the lock's last hold) followed by an acquire by b (rlock's
-// acquire script), both through rueidis on the caller's goroutine.
-func measureFloor(t *testing.T, a, b rueidis.Client) durs {
+// handoffFloor returns n handoff floors on lock name, after warmup unmeasured ones: after a
+// random 1-5 ms pause, a release by a (rlock's release script, the lock's last hold)
+// followed by an acquire by b (rlock's acquire script), both raw through rueidis on the
+// caller's goroutine.
+func handoffFloor(t *testing.T, a, b rueidis.Client, name string, warmup, n int) durs {
 	ctx := context.Background()
-	const name = "bench:floor"
 	channel := keys.LockChannel(name)
 	fa, fb := "00000000-0000-0000-0000-00000000000a:1", "00000000-0000-0000-0000-00000000000b:1"
 	acquire := func(c rueidis.Client, field string) {
 		err := lua.Acquire.Exec(ctx, c, []string{name}, []string{"30000", field}).Error()
 		require.True(t, rueidis.IsRedisNil(err), "acquire: %v", err)
 	}
-	release := func(c rueidis.Client, field string, i int) {
-		latch := keys.UnlockLatch(name, fmt.Sprintf("%s-%d", field, i))
+	release := func(c rueidis.Client, field string) {
+		latch := keys.UnlockLatch(name, field+"-"+strconv.FormatInt(rand.Int64(), 36))
 		n, err := lua.Release.Exec(ctx, c, []string{name, channel, latch},
 			[]string{"0", "30000", field, "PUBLISH", "1000"}).AsInt64()
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 	}
-	d := make(durs, 0, pingSamples)
-	for i := range pingSamples + pingWarmup {
+	d := make(durs, 0, n)
+	for i := range warmup + n {
 		acquire(a, fa)
 		time.Sleep(time.Millisecond + rand.N(4*time.Millisecond))
 		start := time.Now()
-		release(a, fa, i)
+		release(a, fa)
 		acquire(b, fb)
 		took := time.Since(start)
-		release(b, fb, i)
-		if i >= pingWarmup {
+		release(b, fb)
+		if i >= warmup {
 			d = append(d, took)
 		}
 	}

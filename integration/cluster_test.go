@@ -192,9 +192,7 @@ func TestClusterLocks(t *testing.T) {
 		octx := rlock.NewOwner(ctx)
 		held := c.NewLock("flush:held")
 		require.NoError(t, held.Lock(octx))
-		hctx, hcancel, err := held.Held(octx)
-		require.NoError(t, err)
-		defer hcancel()
+		hctx := rlocktest.Held(t, held, octx)
 		var others []*rlock.Lock
 		masters := map[string]bool{}
 		for i := 0; len(masters) < 3; i++ {
@@ -441,9 +439,7 @@ func TestClusterF11KillMaster(t *testing.T) {
 	otherOwner := rlock.NewOwner(ctx)
 	ol := wd.NewLock(other)
 	require.NoError(t, ol.Lock(otherOwner))
-	otherHeld, otherCancel, err := ol.Held(otherOwner)
-	require.NoError(t, err)
-	defer otherCancel()
+	otherHeld := rlocktest.Held(t, ol, otherOwner)
 	victim := wd.NewLock(namesOn(t, cl, target, "f11:victim:", 1)[0])
 	require.NoError(t, victim.Lock(otherOwner))
 

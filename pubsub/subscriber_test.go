@@ -408,15 +408,18 @@ func TestListenBothKinds(t *testing.T) {
 
 // TestChooseOutsideACluster: on a single server every plan is classic.
 func TestChooseOutsideACluster(t *testing.T) {
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	for _, mode := range []Mode{ModeAuto, ModeSharded, ModeClassic} {
-		for _, others := range []Kinds{0, Classic, Sharded, Classic | Sharded} {
-			plan, err := Choose(redistest.Context(t, testTimeout), rc, mode, others)
-			require.NoError(t, err)
-			assert.Equal(t, Plan{Listen: Classic, Publish: Classic}, plan, "mode %d, others %s", mode, others)
+	t.Run("Choose", func(t *testing.T) {
+		rc := redistest.Shared(t).Client(t)
+		for _, mode := range []Mode{ModeAuto, ModeSharded, ModeClassic} {
+			for _, others := range []Kinds{0, Classic, Sharded, Classic | Sharded} {
+				plan, err := Choose(redistest.Context(t, testTimeout), rc, mode, others)
+				require.NoError(t, err)
+				assert.Equal(t, Plan{Listen: Classic, Publish: Classic}, plan, "mode %d, others %s", mode, others)
+			}
 		}
-	}
-	assert.Equal(t, []string{"PUBLISH"}, Classic.PublishCommands())
-	assert.Equal(t, []string{"SPUBLISH", "PUBLISH"}, (Classic | Sharded).PublishCommands())
+	})
+	t.Run("PublishCommands", func(t *testing.T) {
+		assert.Equal(t, []string{"PUBLISH"}, Classic.PublishCommands())
+		assert.Equal(t, []string{"SPUBLISH", "PUBLISH"}, (Classic | Sharded).PublishCommands())
+	})
 }

@@ -19,9 +19,7 @@ func TestReentryShorterLeaseEndsHeldFirst(t *testing.T) {
 	a, b := f.owners()
 
 	require.NoError(t, l.LockFor(a, 3*time.Second))
-	work, stop, err := l.Held(a)
-	require.NoError(t, err)
-	defer stop()
+	work := mustHeld(t, l, a)
 	ended := make(chan time.Time, 1)
 	go func() { <-work.Done(); ended <- time.Now() }()
 	require.NoError(t, l.LockFor(a, 300*time.Millisecond))
@@ -46,9 +44,7 @@ func TestReentryLongerLeaseKeepsHeld(t *testing.T) {
 	a, b := f.owners()
 
 	require.NoError(t, l.LockFor(a, 300*time.Millisecond))
-	work, stop, err := l.Held(a)
-	require.NoError(t, err)
-	defer stop()
+	work := mustHeld(t, l, a)
 	require.NoError(t, l.LockFor(a, 3*time.Second))
 	first := time.Now().Add(300 * time.Millisecond)
 
@@ -69,9 +65,7 @@ func TestWatchdogRenewalMovesSafeUntil(t *testing.T) {
 	f := newFixture(t, Options{WatchdogTimeout: 300 * time.Millisecond})
 	c, l, ctx := f.c, f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
-	work, stop, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer stop()
+	work := mustHeld(t, l, ctx)
 	renewed := c.wheel.Stats().Renewed
 	require.Eventually(t, func() bool { return c.wheel.Stats().Renewed >= renewed+10 }, 10*time.Second, 5*time.Millisecond,
 		"ten renewals, over three leases")

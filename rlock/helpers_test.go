@@ -79,6 +79,16 @@ func mustOwner(t testing.TB, ctx context.Context) Owner {
 	return o
 }
 
+// mustHeld returns l's Held context for the owner that ctx carries, and stops it in
+// t.Cleanup; it fails the test when that owner does not hold l.
+func mustHeld(t testing.TB, l *Lock, ctx context.Context) context.Context {
+	t.Helper()
+	held, stop, err := l.Held(ctx)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	return held
+}
+
 // rawHolder writes, with raw commands, a lock held once by field with a TTL of ttlMs.
 func rawHolder(t testing.TB, rc rueidis.Client, name, field string, ttlMs int64) {
 	t.Helper()

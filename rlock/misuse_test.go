@@ -113,13 +113,10 @@ func TestInvalidOptionNamesField(t *testing.T) {
 
 // The causes of a lost hold are rlock sentinels.
 func TestLostCausesAreRlockSentinels(t *testing.T) {
-	// held locks f's lock and returns its Held context, ended when the test ends.
+	// held locks f's lock and returns its Held context.
 	held := func(t *testing.T, f *fixture) context.Context {
 		require.NoError(t, f.l.Lock(f.ctx))
-		work, stop, err := f.l.Held(f.ctx)
-		require.NoError(t, err)
-		t.Cleanup(stop)
-		return work
+		return mustHeld(t, f.l, f.ctx)
 	}
 
 	t.Run("force-unlocked", func(t *testing.T) {

@@ -203,9 +203,7 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 
 	t.Run("reentry", func(t *testing.T) {
 		require.NoError(t, l.LockFor(ctx, 20*time.Second))
-		held, stop, err := l.Held(ctx)
-		require.NoError(t, err)
-		defer stop()
+		held := mustHeld(t, l, ctx)
 		resume := p.pauseReplica(t)
 		defer resume()
 		sent := time.Now()
@@ -224,9 +222,7 @@ func TestReplicaSyncUnconfirmed(t *testing.T) {
 
 	t.Run("unlock", func(t *testing.T) {
 		require.NoError(t, l.Lock(ctx))
-		held, stop, err := l.Held(ctx)
-		require.NoError(t, err)
-		defer stop()
+		held := mustHeld(t, l, ctx)
 		waits.delta()
 		scripts.delta()
 		p.pauseReplica(t)
@@ -264,9 +260,7 @@ func TestReplicaSyncRenewal(t *testing.T) {
 		WatchdogTimeout: 600 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	c, l, ctx := f.c, f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
-	held, stop, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer stop()
+	held := mustHeld(t, l, ctx)
 	waits := newCounter(t, p.m, "wait")
 	require.Eventually(t, func() bool { return c.wheel.Stats().Calls >= 3 }, 5*time.Second, 10*time.Millisecond)
 	assert.GreaterOrEqual(t, waits.delta(), int64(2), "renewal calls wait")

@@ -32,9 +32,7 @@ func TestWatchdogKeepsLockAlive(t *testing.T) {
 	f := newFixture(t, Options{WatchdogTimeout: time.Second})
 	l, ctx := f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
-	held, cancel, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer cancel()
+	held := mustHeld(t, l, ctx)
 	holdFor(t, l, ctx, held, 5*time.Second)
 	assert.GreaterOrEqual(t, f.c.wheel.Stats().Renewed, uint64(10))
 	require.NoError(t, l.Unlock(ctx))
@@ -52,9 +50,7 @@ func TestReentrantRenewalSurvivesForNextOwner(t *testing.T) { // RL-28, Redisson
 	require.NoError(t, l.Unlock(a))
 	assert.Equal(t, 0, f.c.holds.count())
 	require.NoError(t, l.Lock(b))
-	held, cancel, err := l.Held(b)
-	require.NoError(t, err)
-	defer cancel()
+	held := mustHeld(t, l, b)
 	holdFor(t, l, b, held, 3*time.Second) // 10 watchdog timeouts
 	assert.Positive(t, redistest.PTTL(t, f.rc, f.name))
 	require.NoError(t, l.Unlock(b))
@@ -76,9 +72,7 @@ func TestForceUnlockElsewhereIsSignalled(t *testing.T) {
 	f := newFixture(t, Options{WatchdogTimeout: 900 * time.Millisecond})
 	l, ctx := f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
-	held, cancel, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer cancel()
+	held := mustHeld(t, l, ctx)
 	ok, err := f.otherLock(t).ForceUnlock(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -99,9 +93,7 @@ func TestRedisRestartLosesLock(t *testing.T) { // RL-27, F2
 	f := newFixtureOn(t, redistest.Start(t), Options{WatchdogTimeout: time.Second})
 	srv, l, ctx := f.srv, f.l, f.ctx
 	require.NoError(t, l.Lock(ctx))
-	held, cancel, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer cancel()
+	held := mustHeld(t, l, ctx)
 	srv.Kill(t)
 	srv.Restart(t)
 	select {
@@ -116,9 +108,7 @@ func TestRedisRestartLosesLock(t *testing.T) { // RL-27, F2
 	// an acquire whose outcome it cannot know, so the caller does.
 	require.Eventually(t, func() bool { return l.Lock(ctx) == nil }, 10*time.Second, 50*time.Millisecond,
 		"a new acquisition succeeds and arms renewal afresh")
-	held2, cancel2, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer cancel2()
+	held2 := mustHeld(t, l, ctx)
 	holdFor(t, l, ctx, held2, 2*time.Second)
 	require.NoError(t, l.Unlock(ctx))
 }
@@ -127,9 +117,7 @@ func TestLeaseExpiryIsSignalled(t *testing.T) {
 	f := newFixture(t, Options{})
 	l, ctx := f.l, f.ctx
 	require.NoError(t, l.LockFor(ctx, 300*time.Millisecond))
-	held, cancel, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer cancel()
+	held := mustHeld(t, l, ctx)
 	<-held.Done() // at the lease's end as this process measures it, which may precede the server's
 	assert.ErrorIs(t, context.Cause(held), ErrLockLost)
 	require.Eventually(t, func() bool {

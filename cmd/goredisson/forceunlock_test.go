@@ -25,29 +25,32 @@ func TestForceUnlockYes(t *testing.T) {
 		return *got.Locks[0].Subscribers.Classic == 1
 	})
 
-	code, out, errOut := cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", name)
-	if code != exitOK {
-		t.Fatalf("exit %d, want 0", code)
-	}
-	if !strings.Contains(out, "client "+javaClient+"  owner 57  hold count 1") ||
-		!strings.Contains(out, "force-unlocked "+name+": key deleted, \"0\" published on redisson_lock__channel:{"+name+"}") {
-		t.Errorf("stdout %q", out)
-	}
-	if strings.Contains(errOut, "[y/N]") {
-		t.Errorf("--yes asked anyway: %q", errOut)
-	}
-	if redistest.Exists(t, rc, name) {
-		t.Error("the lock still exists")
-	}
-	if got := redistest.Published(t, rc, keys.LockChannel(name), msgs); !slices.Equal(got, []string{"0"}) {
-		t.Errorf("published %q, want one \"0\" as Redisson does", got)
-	}
+	t.Run("held", func(t *testing.T) {
+		code, out, errOut := cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", name)
+		if code != exitOK {
+			t.Fatalf("exit %d, want 0", code)
+		}
+		if !strings.Contains(out, "client "+javaClient+"  owner 57  hold count 1") ||
+			!strings.Contains(out, "force-unlocked "+name+": key deleted, \"0\" published on redisson_lock__channel:{"+name+"}") {
+			t.Errorf("stdout %q", out)
+		}
+		if strings.Contains(errOut, "[y/N]") {
+			t.Errorf("--yes asked anyway: %q", errOut)
+		}
+		if redistest.Exists(t, rc, name) {
+			t.Error("the lock still exists")
+		}
+		if got := redistest.Published(t, rc, keys.LockChannel(name), msgs); !slices.Equal(got, []string{"0"}) {
+			t.Errorf("published %q, want one \"0\" as Redisson does", got)
+		}
+	})
 
-	// Again: nothing to unlock.
-	code, out, _ = cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", name)
-	if code != exitNotFound || !strings.Contains(out, "nothing to unlock: "+name+" does not exist") {
-		t.Errorf("second force-unlock: exit %d, %q", code, out)
-	}
+	t.Run("again: nothing to unlock", func(t *testing.T) {
+		code, out, _ := cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", name)
+		if code != exitNotFound || !strings.Contains(out, "nothing to unlock: "+name+" does not exist") {
+			t.Errorf("second force-unlock: exit %d, %q", code, out)
+		}
+	})
 }
 
 func TestForceUnlockConfirmation(t *testing.T) {

@@ -93,56 +93,63 @@ func TestInspectJavaHolder(t *testing.T) {
 		_, got := inspectJSON(t, srv.Addr, name)
 		return *got.Locks[0].Subscribers.Classic == 1
 	})
-	code, out, _ := cli(t, nil, "--redis", srv.Addr, "inspect", name)
-	if code != exitOK {
-		t.Fatalf("exit %d, want 0", code)
-	}
-	for _, want := range []string{
-		name + ": lock",
-		"client " + javaClient + "  owner 57  hold count 1",
-		"runtime unknown: owner 57 is a Java thread id or a goredisson owner number",
-		"waiters:  1 client subscribed to redisson_lock__channel:{" + name + "}",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("inspect output lacks %q", want)
+
+	t.Run("text", func(t *testing.T) {
+		code, out, _ := cli(t, nil, "--redis", srv.Addr, "inspect", name)
+		if code != exitOK {
+			t.Fatalf("exit %d, want 0", code)
 		}
-	}
+		for _, want := range []string{
+			name + ": lock",
+			"client " + javaClient + "  owner 57  hold count 1",
+			"runtime unknown: owner 57 is a Java thread id or a goredisson owner number",
+			"waiters:  1 client subscribed to redisson_lock__channel:{" + name + "}",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("inspect output lacks %q", want)
+			}
+		}
+	})
 
 	// The JSON field names are an interface: check them as raw keys.
-	_, raw, _ := cli(t, nil, "--redis", srv.Addr, "inspect", "--json", name)
-	var doc struct {
-		Locks []map[string]json.RawMessage `json:"locks"`
-	}
-	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
-		t.Fatal(err)
-	}
-	gotKeys := mapKeys(doc.Locks[0])
-	wantKeys := []string{"channel", "holders", "kind", "name", "notes", "redis_type", "subscribers", "ttl_ms"}
-	if !slices.Equal(gotKeys, wantKeys) {
-		t.Errorf("lock keys %v, want %v", gotKeys, wantKeys)
-	}
-	var holders []map[string]json.RawMessage
-	_ = json.Unmarshal(doc.Locks[0]["holders"], &holders)
-	if len(holders) != 1 || !slices.Equal(mapKeys(holders[0]),
-		[]string{"client_id", "field", "hold_count", "owner_id", "runtime", "runtime_hint"}) {
-		t.Errorf("holder keys: %s", doc.Locks[0]["holders"])
-	}
-	var subs map[string]json.RawMessage
-	_ = json.Unmarshal(doc.Locks[0]["subscribers"], &subs)
-	if !slices.Equal(mapKeys(subs), []string{"classic", "sharded"}) {
-		t.Errorf("subscribers: %s", doc.Locks[0]["subscribers"])
-	}
+	t.Run("JSON keys", func(t *testing.T) {
+		_, raw, _ := cli(t, nil, "--redis", srv.Addr, "inspect", "--json", name)
+		var doc struct {
+			Locks []map[string]json.RawMessage `json:"locks"`
+		}
+		if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+			t.Fatal(err)
+		}
+		gotKeys := mapKeys(doc.Locks[0])
+		wantKeys := []string{"channel", "holders", "kind", "name", "notes", "redis_type", "subscribers", "ttl_ms"}
+		if !slices.Equal(gotKeys, wantKeys) {
+			t.Errorf("lock keys %v, want %v", gotKeys, wantKeys)
+		}
+		var holders []map[string]json.RawMessage
+		_ = json.Unmarshal(doc.Locks[0]["holders"], &holders)
+		if len(holders) != 1 || !slices.Equal(mapKeys(holders[0]),
+			[]string{"client_id", "field", "hold_count", "owner_id", "runtime", "runtime_hint"}) {
+			t.Errorf("holder keys: %s", doc.Locks[0]["holders"])
+		}
+		var subs map[string]json.RawMessage
+		_ = json.Unmarshal(doc.Locks[0]["subscribers"], &subs)
+		if !slices.Equal(mapKeys(subs), []string{"classic", "sharded"}) {
+			t.Errorf("subscribers: %s", doc.Locks[0]["subscribers"])
+		}
+	})
 
-	_, got := inspectJSON(t, srv.Addr, name)
-	st := got.Locks[0]
-	h := st.Holders[0]
-	if st.Kind != "lock" || st.Name != name || st.Channel != "redisson_lock__channel:{"+name+"}" ||
-		h.Field != javaField || h.ClientID != javaClient || h.OwnerID != "57" || h.HoldCount != 1 || h.Runtime != "unknown" {
-		t.Errorf("state %+v holder %+v", st, h)
-	}
-	if *st.TTLMillis <= 0 || *st.TTLMillis > 30000 {
-		t.Errorf("ttl_ms %d", *st.TTLMillis)
-	}
+	t.Run("JSON values", func(t *testing.T) {
+		_, got := inspectJSON(t, srv.Addr, name)
+		st := got.Locks[0]
+		h := st.Holders[0]
+		if st.Kind != "lock" || st.Name != name || st.Channel != "redisson_lock__channel:{"+name+"}" ||
+			h.Field != javaField || h.ClientID != javaClient || h.OwnerID != "57" || h.HoldCount != 1 || h.Runtime != "unknown" {
+			t.Errorf("state %+v holder %+v", st, h)
+		}
+		if *st.TTLMillis <= 0 || *st.TTLMillis > 30000 {
+			t.Errorf("ttl_ms %d", *st.TTLMillis)
+		}
+	})
 }
 
 func mapKeys[V any](m map[string]V) []string {

@@ -92,16 +92,14 @@ func TestF5PausedServer(t *testing.T) {
 	l := c.NewLock(name)
 	held := ownerCtx(t, time.Minute)
 	require.NoError(t, l.Lock(held))
-	work, stop, err := l.Held(held)
-	require.NoError(t, err)
-	defer stop()
+	work := rlocktest.Held(t, l, held)
 	lo := c.NewLock(other)
 
 	srv.Pause(t)
 	paused := time.Now()
 	short, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 300*time.Millisecond)
 	defer cancel()
-	err = lo.Lock(short)
+	err := lo.Lock(short)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(paused), time.Second, "the acquire returned by its deadline")
 
@@ -207,9 +205,7 @@ func TestF8LatencyAndBlackhole(t *testing.T) {
 
 	t.Run("blackhole", func(t *testing.T) {
 		require.NoError(t, l.Lock(slow))
-		work, stop, err := l.Held(slow)
-		require.NoError(t, err)
-		defer stop()
+		work := rlocktest.Held(t, l, slow)
 		p.Blackhole()
 		select {
 		case <-work.Done():

@@ -177,9 +177,7 @@ func TestF12ServerClockJump(t *testing.T) {
 	l := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: 3 * time.Second}).NewLock(name)
 	ctx := ownerCtx(t, time.Minute)
 	require.NoError(t, l.Lock(ctx))
-	work, stop, err := l.Held(ctx)
-	require.NoError(t, err)
-	defer stop()
+	work := rlocktest.Held(t, l, ctx)
 	jump(rc, name)
 	jumped := time.Now()
 	select {

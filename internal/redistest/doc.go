@@ -17,6 +17,23 @@
 //     [Main]. Tests sharing it must use their own key names (for example a random
 //     suffix) and must not inject faults into it.
 //
+// # Helpers
+//
+// Besides servers, the package holds what the test packages of the module (and of the
+// command and benchmark modules) would otherwise each write again:
+//
+//   - reads that fail the test on error: [Do], [HGetAll], [PTTL], [Exists], [NumSub],
+//     [ShardNumSub]; and, for callers off the test's goroutine, [NumSubOf],
+//     [CommandStats], [CommandCalls], [ParseClientList];
+//   - pub/sub: [Server.Listen], [Published] (what was published, without waiting for
+//     silence), [KillSubscribed] and [KillSubscribers];
+//   - per test: [Name] (a key name no other test uses), [Context] (bounded, ended with the
+//     test), [Poll] (wait on observable state with a deadline);
+//   - [Overlap], which detects two owners inside one critical section, and [SyncBuffer],
+//     a buffer that goroutines write concurrently (logs, a child's output).
+//
+// Subpackage rlocktest ties rlock Clients to tests, for the packages outside rlock.
+//
 // # How the server runs
 //
 // The environment variable GOREDISSON_REDIS picks how servers run:

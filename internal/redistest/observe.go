@@ -17,8 +17,7 @@ const readTimeout = 10 * time.Second
 // error other than a nil reply.
 func Do(t testing.TB, rc rueidis.Client, cmd rueidis.Completed) rueidis.RedisResult {
 	t.Helper()
-	words := cmd.Commands()
-	what := strings.Join(words[:min(len(words), 2)], " ")
+	what := describe(cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	res := rc.Do(ctx, cmd)
@@ -28,49 +27,50 @@ func Do(t testing.TB, rc rueidis.Client, cmd rueidis.Completed) rueidis.RedisRes
 	return res
 }
 
+// describe names cmd in messages by its first two words (command and key, or container
+// command and subcommand). Call it before cmd is sent: rueidis recycles sent commands.
+func describe(cmd rueidis.Completed) string {
+	words := cmd.Commands()
+	return strings.Join(words[:min(len(words), 2)], " ")
+}
+
+// read runs cmd on rc with [Do] and returns its reply converted by as, failing the test when
+// the reply does not convert.
+func read[T any](t testing.TB, rc rueidis.Client, cmd rueidis.Completed, as func(rueidis.RedisResult) (T, error)) T {
+	t.Helper()
+	what := describe(cmd)
+	v, err := as(Do(t, rc, cmd))
+	if err != nil {
+		t.Fatalf("redistest: %s: %v", what, err)
+	}
+	return v
+}
+
 // HGetAll returns the hash at key (empty when the key does not exist) on the server or node
 // behind rc, failing the test on error.
 func HGetAll(t testing.TB, rc rueidis.Client, key string) map[string]string {
 	t.Helper()
-	m, err := Do(t, rc, rc.B().Hgetall().Key(key).Build()).AsStrMap()
-	if err != nil {
-		t.Fatalf("redistest: HGETALL %s: %v", key, err)
-	}
-	return m
+	return read(t, rc, rc.B().Hgetall().Key(key).Build(), rueidis.RedisResult.AsStrMap)
 }
 
 // PTTL returns the PTTL of key in milliseconds (-2 when the key does not exist, -1 when it
 // has no TTL), failing the test on error.
 func PTTL(t testing.TB, rc rueidis.Client, key string) int64 {
 	t.Helper()
-	n, err := Do(t, rc, rc.B().Pttl().Key(key).Build()).AsInt64()
-	if err != nil {
-		t.Fatalf("redistest: PTTL %s: %v", key, err)
-	}
-	return n
+	return read(t, rc, rc.B().Pttl().Key(key).Build(), rueidis.RedisResult.AsInt64)
 }
 
 // Exists reports whether key exists, failing the test on error.
 func Exists(t testing.TB, rc rueidis.Client, key string) bool {
 	t.Helper()
-	n, err := Do(t, rc, rc.B().Exists().Key(key).Build()).AsInt64()
-	if err != nil {
-		t.Fatalf("redistest: EXISTS %s: %v", key, err)
-	}
-	return n == 1
+	return read(t, rc, rc.B().Exists().Key(key).Build(), rueidis.RedisResult.AsInt64) == 1
 }
 
 // NumSub returns how many connections are subscribed to channel with SUBSCRIBE (PUBSUB
 // NUMSUB) on the server or node behind rc, failing the test on error.
 func NumSub(t testing.TB, rc rueidis.Client, channel string) int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	n, err := NumSubOf(ctx, rc, channel)
-	if err != nil {
-		t.Fatalf("redistest: PUBSUB NUMSUB %s: %v", channel, err)
-	}
-	return n
+	return read(t, rc, rc.B().PubsubNumsub().Channel(channel).Build(), rueidis.RedisResult.AsIntMap)[channel]
 }
 
 // NumSubOf is [NumSub] for a caller that handles the error itself: one off the test's
@@ -84,11 +84,7 @@ func NumSubOf(ctx context.Context, rc rueidis.Client, channel string) (int64, er
 // (PUBSUB SHARDNUMSUB) on the server or node behind rc, failing the test on error.
 func ShardNumSub(t testing.TB, rc rueidis.Client, channel string) int64 {
 	t.Helper()
-	m, err := Do(t, rc, rc.B().PubsubShardnumsub().Channel(channel).Build()).AsIntMap()
-	if err != nil {
-		t.Fatalf("redistest: PUBSUB SHARDNUMSUB %s: %v", channel, err)
-	}
-	return m[channel]
+	return read(t, rc, rc.B().PubsubShardnumsub().Channel(channel).Build(), rueidis.RedisResult.AsIntMap)[channel]
 }
 
 // CommandStats returns the calls of every command that has run on the server or node behind

@@ -26,3 +26,15 @@ func NewClient(t testing.TB, rc rueidis.Client, opts rlock.Options) *rlock.Clien
 	t.Cleanup(c.Close)
 	return c
 }
+
+// Held returns l's Held context for the owner that ctx carries, and stops it in t.Cleanup;
+// it fails the test when that owner does not hold l.
+func Held(t testing.TB, l *rlock.Lock, ctx context.Context) context.Context {
+	t.Helper()
+	held, stop, err := l.Held(ctx)
+	if err != nil {
+		t.Fatalf("rlocktest: Held: %v", err)
+	}
+	t.Cleanup(stop)
+	return held
+}
