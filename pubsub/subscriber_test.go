@@ -62,6 +62,13 @@ func newSubscriber(t *testing.T, rc rueidis.Client, listen Kinds) *Subscriber {
 	return s
 }
 
+// newTest returns, on the shared server, a client to observe and publish with, a Classic
+// Subscriber on a client of its own, and a channel no other test uses.
+func newTest(t *testing.T) (rc rueidis.Client, s *Subscriber, ch string) {
+	srv := redistest.Shared(t)
+	return srv.Client(t), newSubscriber(t, srv.Client(t), Classic), channelName()
+}
+
 // subOf returns the subscription that s's waiters on channel use.
 func subOf(t *testing.T, s *Subscriber, channel string) *sub {
 	s.mu.Lock()
@@ -93,10 +100,7 @@ func requireWokenBy(t *testing.T, rc rueidis.Client, channel, msg string, cond f
 }
 
 func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), Classic)
-	ch := channelName()
+	rc, s, ch := newTest(t)
 	ws := subscribeN(t, s, ch, 20, LockRule)
 	assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch), "20 waiters share one subscription")
 	closeAll(ws)
@@ -109,10 +113,7 @@ func TestOneSubscriptionSharedByWaiters(t *testing.T) { // RL-01, RL-02
 }
 
 func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), Classic)
-	ch := channelName()
+	rc, s, ch := newTest(t)
 	for range 50 { // the next subscription starts while the previous one is unsubscribing
 		w := subscribeN(t, s, ch, 1, LockRule)[0]
 		assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch))
@@ -123,10 +124,7 @@ func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
 
 // TestLockRule: RLock's and the read-write lock's rule, Redisson's LockPubSub.
 func TestLockRule(t *testing.T) {
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), Classic)
-	ch := channelName()
+	rc, s, ch := newTest(t)
 	ws := subscribeN(t, s, ch, 3, LockRule)
 	defer closeAll(ws)
 
@@ -204,10 +202,7 @@ func TestRulesOfTheLockFamily(t *testing.T) {
 }
 
 func TestCloseHandsPendingWakeToNext(t *testing.T) {
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), Classic)
-	ch := channelName()
+	rc, s, ch := newTest(t)
 	ws := subscribeN(t, s, ch, 2, LockRule)
 	defer ws[1].Close()
 	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) }, "0 wakes the first")
@@ -235,10 +230,7 @@ func TestWaitBounds(t *testing.T) {
 }
 
 func TestCancelledSubscribeLeavesNothing(t *testing.T) {
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), Classic)
-	ch := channelName()
+	rc, s, ch := newTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := s.Subscribe(ctx, ch, LockRule)
@@ -262,10 +254,7 @@ func TestCloseEndsWaits(t *testing.T) {
 }
 
 func TestReconnectResubscribesAndWakesAll(t *testing.T) { // F6
-	srv := redistest.Shared(t)
-	rc := srv.Client(t)
-	s := newSubscriber(t, srv.Client(t), Classic)
-	ch := channelName()
+	rc, s, ch := newTest(t)
 	ws := subscribeN(t, s, ch, 2, LockRule)
 	defer closeAll(ws)
 	redistest.KillSubscribers(t, rc)

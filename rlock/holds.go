@@ -190,13 +190,7 @@ func (hs *holds) endName(name string, cause error) {
 	for _, h := range hs.byName[name] {
 		ended = append(ended, h)
 	}
-	for _, h := range ended {
-		hs.removeLocked(h)
-	}
-	hs.mu.Unlock()
-	for _, h := range ended {
-		hs.finish(h, cause)
-	}
+	hs.endLocked(ended, cause)
 }
 
 // close ends every hold with cause and records no hold after it.
@@ -209,6 +203,12 @@ func (hs *holds) close(cause error) {
 			ended = append(ended, h)
 		}
 	}
+	hs.endLocked(ended, cause)
+}
+
+// endLocked takes the ended holds out of the table, releases hs.mu (which the caller holds),
+// and then finishes each of them with cause.
+func (hs *holds) endLocked(ended []*hold, cause error) {
 	for _, h := range ended {
 		hs.removeLocked(h)
 	}
