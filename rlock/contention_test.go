@@ -131,14 +131,14 @@ func TestWaitersServedInArrivalOrder(t *testing.T) {
 	defer wg.Wait()
 	for i := range 3 {
 		ctx := NewOwner(f.base)
-		tries := failedTries(t, rc)
+		tries := redistest.Calls(t, rc, "pttl")
 		wg.Go(func() {
 			assert.NoError(t, l.Lock(ctx))
 			order <- i
 			assert.NoError(t, l.Unlock(ctx))
 		})
 		// Asleep once it has tried, subscribed and tried again.
-		require.Eventually(t, func() bool { return failedTries(t, rc) >= tries+2 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return redistest.Calls(t, rc, "pttl") >= tries+2 }, 5*time.Second, time.Millisecond)
 	}
 	waitSubscribed(t, rc, f.channel(), 1)
 	require.NoError(t, l.Unlock(holder))
@@ -186,14 +186,6 @@ func TestForeignHolder(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, []string{"0"}, redistest.Published(t, f.rc, f.channel(), msgs), "one release message")
 	assert.Empty(t, redistest.HGetAll(t, f.rc, f.name))
-}
-
-// failedTries returns the server's PTTL calls: the acquire script calls PTTL exactly when it
-// finds the lock held, and no other script calls it.
-func failedTries(t *testing.T, rc rueidis.Client) int64 {
-	n, err := redistest.CommandCalls(context.Background(), rc, "pttl")
-	require.NoError(t, err)
-	return n
 }
 
 // waitSubscribed waits until n connections subscribe to channel.

@@ -92,10 +92,10 @@ func TestTryDo(t *testing.T) {
 	assert.ErrorIs(t, l.TryDo(ctx, -1, func(context.Context) error { return nil }), ErrInvalidWait)
 
 	done := make(chan error, 1)
-	tries := failedTries(t, rc)
+	tries := redistest.Calls(t, rc, "pttl")
 	go func() { done <- l.TryDo(ctx, 5*time.Second, func(context.Context) error { ran = true; return nil }) }()
 	// Asleep once it has tried, subscribed and tried again.
-	require.Eventually(t, func() bool { return failedTries(t, rc) >= tries+2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return redistest.Calls(t, rc, "pttl") >= tries+2 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, other.Unlock(holder))
 	require.NoError(t, <-done)
 	assert.True(t, ran)

@@ -131,6 +131,7 @@ func TestF6CutSubscription(t *testing.T) {
 	lb := rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
 	holder, waiter := ownerCtx(t, time.Minute), ownerCtx(t, time.Minute)
 	require.NoError(t, la.LockFor(holder, 5*time.Second))
+	tries := redistest.Calls(t, rc, "pttl")
 	got := make(chan time.Time, 1)
 	go func() {
 		assert.NoError(t, lb.Lock(waiter))
@@ -138,6 +139,9 @@ func TestF6CutSubscription(t *testing.T) {
 	}()
 	ch := "redisson_lock__channel:{" + name + "}"
 	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 1 }, 5*time.Second, time.Millisecond)
+	// The waiter shares its connection with its subscription: cut it once the waiter is asleep
+	// (tried, subscribed, tried again), not while an acquire is in flight on it.
+	require.Eventually(t, func() bool { return redistest.Calls(t, rc, "pttl") >= tries+2 }, 5*time.Second, time.Millisecond)
 	redistest.KillSubscribers(t, rc)
 	released := time.Now()
 	require.NoError(t, la.Unlock(holder))

@@ -161,3 +161,15 @@ func ParseClientList(reply string) []ClientConn {
 	}
 	return out
 }
+
+// Calls is CommandCalls for the test goroutine: it fails t on error. Counting "pttl" counts
+// the acquire attempts that found a lock held, since the acquire script calls PTTL exactly
+// then: a waiter is asleep once the count rose by two (tried, subscribed, tried again).
+func Calls(t testing.TB, rc rueidis.Client, command string) int64 {
+	t.Helper()
+	n, err := CommandCalls(context.Background(), rc, command)
+	if err != nil {
+		t.Fatalf("redistest: INFO commandstats: %v", err)
+	}
+	return n
+}
