@@ -153,3 +153,33 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestFencedAcquireScript(t *testing.T) {
+	f := setup(t)
+	const token = "redisson_lock_token:{lk}"
+	acquire := func(lease, holder string) []int64 {
+		v, err := f.exec(FencedAcquire, []string{"lk", token}, lease, holder).AsIntSlice()
+		require.NoError(t, err)
+		return v
+	}
+	assert.Equal(t, []int64{-1, 1}, acquire("30000", field), "acquired: {-1, token}")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.InDelta(t, 30000, f.pttl(), 1000)
+	assert.Equal(t, int64(-1), must(f.do("PTTL", token).AsInt64()), "the counter has no TTL")
+
+	assert.Equal(t, []int64{-1, 2}, acquire("10000", field), "a re-entry is issued a new token")
+	assert.Equal(t, map[string]string{field: "2"}, f.hash())
+	assert.InDelta(t, 10000, f.pttl(), 1000)
+
+	got := acquire("30000", other)
+	assert.InDelta(t, 10000, got[0], 1000, "another holder gets {PTTL, -1}")
+	assert.Equal(t, int64(-1), got[1])
+	assert.Equal(t, "2", must(f.do("GET", token).ToString()), "no token for a failed attempt")
+
+	require.NoError(t, f.do("PERSIST", "lk").Error())
+	assert.Equal(t, []int64{-1, -1}, acquire("30000", other), "no TTL: PTTL -1, still no token")
+
+	require.NoError(t, f.do("DEL", "lk").Error())
+	assert.Equal(t, []int64{-1, 3}, acquire("30000", other), "the counter outlives the lock")
+	assert.Equal(t, "", f.published(), "acquiring publishes nothing")
+}

@@ -43,5 +43,11 @@
 //     the lock can stop. Loss is learnt, not prevented: see docs/RELIABILITY.md for what a
 //     lease-based lock can and cannot promise.
 //
+// # Other lock types
+//
+// NewFencedLock returns a FencedLock (Java's getFencedLock): the same lock, whose every
+// acquisition returns a fencing token larger than all earlier ones for that name, for
+// resources that must refuse writes from a holder paused past its lease.
+//
 // Every method is safe for concurrent use.
 package rlock

@@ -12,10 +12,21 @@ import (
 // carries none; every method returns ErrEmptyName for a handle with an empty name and
 // ErrClosed once the Client is closed. Every error names the method and the lock.
 type Lock struct {
-	c       *Client
-	name    string
-	channel string
+	c        *Client
+	name     string
+	channel  string
+	kind     lockKind
+	tokenKey string // fenced: the token counter
 }
+
+// lockKind is the lock type a Lock handle implements: what its acquire script is and how
+// its reply reads, and how its callers wait.
+type lockKind uint8
+
+const (
+	reentrant lockKind = iota // Redisson's RLock
+	fenced                    // RFencedLock: a reentrant lock that issues tokens
+)
 
 // Name returns the lock's name, which is its Redis key.
 func (l *Lock) Name() string { return l.name }
@@ -95,15 +106,21 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 // Held reads the client's own table of holds and sends nothing to Redis. It returns
 // ErrNotHeld when ctx's owner holds no lock by this name through this Client.
 func (l *Lock) Held(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	hctx, stop, _, err := l.held(ctx)
+	return hctx, stop, err
+}
+
+// held is Held, with the token of the hold's latest acquisition (fenced locks).
+func (l *Lock) held(ctx context.Context) (context.Context, context.CancelFunc, int64, error) {
 	field, err := l.ownerField(ctx)
 	if err != nil {
-		return nil, nil, l.fail("Held", err)
+		return nil, nil, 0, l.fail("Held", err)
 	}
-	hctx, stop, ok := l.c.holds.watch(l.name, field, ctx)
+	hctx, stop, token, ok := l.c.holds.watch(l.name, field, ctx)
 	if !ok {
-		return nil, nil, l.fail("Held", ErrNotHeld)
+		return nil, nil, 0, l.fail("Held", ErrNotHeld)
 	}
-	return hctx, stop, nil
+	return hctx, stop, token, nil
 }
 
 // check returns ErrEmptyName for a handle without a name and ErrClosed after Close.

@@ -1,0 +1,114 @@
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// javaToken runs a fenced-lock command of the peer that replies a token ("null": none).
+func (e *env) javaToken(t *testing.T, owner, cmd, name string, args ...string) int64 {
+	t.Helper()
+	v := e.peer.Must(t, e.ctx, owner, cmd, append([]string{name}, args...)...)
+	if v == "null" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	require.NoError(t, err, "%s %s: %q", owner, cmd, v)
+	return n
+}
+
+// TestInteropFencedTokens: Go's FencedLock and Redisson's RFencedLock on one name share
+// the lock and its token counter. Acquisitions alternating between the sides, re-entries
+// included, get strictly increasing tokens; a failed attempt on either side gets none; each
+// side reads the other's latest token. Then 3 Go and 3 Java owners contend: every
+// acquisition has its own token, with none skipped, and a counter incremented
+// non-atomically under the lock is exact.
+func TestInteropFencedTokens(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name, counter = "interopF:lock", "interopF:counter"
+		f := e.goc.NewFencedLock(name)
+		g := rlock.NewOwner(e.ctx)
+		var last int64
+		next := func(who string, tok int64) {
+			t.Helper()
+			require.Greater(t, tok, last, "%s: token after %d", who, last)
+			last = tok
+		}
+		for range 3 {
+			tok, err := f.Lock(g)
+			require.NoError(t, err)
+			next("go", tok)
+			tok, err = f.TryLock(g, 0, 0)
+			require.NoError(t, err)
+			next("go re-entry", tok)
+			assert.Zero(t, e.javaToken(t, "J", "fenced.trylock", name), "Java's tryLock fails with no token")
+			assert.Equal(t, last, e.javaToken(t, "J", "fenced.token", name), "Java reads Go's latest token")
+			require.NoError(t, f.Unlock(g))
+			require.NoError(t, f.Unlock(g))
+
+			next("java", e.javaToken(t, "J", "fenced.lock", name))
+			next("java re-entry", e.javaToken(t, "J", "fenced.trylock", name, "0", "-1"))
+			_, err = f.TryLock(rlock.NewOwner(e.ctx), 0, 0)
+			assert.ErrorIs(t, err, rlock.ErrLocked, "Go's TryLock fails with no token")
+			tok, err = f.Token(g)
+			require.NoError(t, err)
+			assert.Equal(t, last, tok, "Go reads Java's latest token")
+			e.peer.Must(t, e.ctx, "J", "fenced.unlock", name)
+			e.peer.Must(t, e.ctx, "J", "fenced.unlock", name)
+		}
+		assert.Empty(t, e.hgetall(name))
+
+		const owners, rounds = 3, 20
+		start := last
+		var mu sync.Mutex
+		var tokens []int64
+		note := func(tok int64) { mu.Lock(); tokens = append(tokens, tok); mu.Unlock() }
+		var wg sync.WaitGroup
+		for i := range owners {
+			wg.Go(func() {
+				ctx := rlock.NewOwner(e.ctx)
+				for range rounds {
+					tok, err := f.Lock(ctx)
+					if !assert.NoError(t, err) {
+						return
+					}
+					note(tok)
+					n, err := e.rc.Do(ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
+					if err != nil {
+						n = 0
+					}
+					assert.NoError(t, e.rc.Do(ctx, e.rc.B().Set().Key(counter).Value(strconv.FormatInt(n+1, 10)).Build()).Error())
+					assert.NoError(t, f.Unlock(ctx))
+				}
+			})
+			wg.Go(func() {
+				owner := fmt.Sprintf("JF%d", i)
+				for range rounds {
+					note(e.javaToken(t, owner, "fenced.lock", name))
+					e.peer.Must(t, e.ctx, owner, "incr", counter)
+					e.peer.Must(t, e.ctx, owner, "fenced.unlock", name)
+				}
+			})
+		}
+		wg.Wait()
+		slices.Sort(tokens)
+		want := make([]int64, 2*owners*rounds)
+		for i := range want {
+			want[i] = start + int64(i) + 1
+		}
+		assert.Equal(t, want, tokens, "one token per acquisition, none shared, none skipped")
+		n, err := e.rc.Do(e.ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
+		require.NoError(t, err)
+		assert.Equal(t, int64(2*owners*rounds), n, "no two critical sections overlapped")
+		t.Logf("tokens %d..%d over %d alternating and %d contended acquisitions", 1, tokens[len(tokens)-1], start, len(tokens))
+	})
+}
