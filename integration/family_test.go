@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/integration/javapeer"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -110,5 +112,64 @@ func TestInteropFencedTokens(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(2*owners*rounds), n, "no two critical sections overlapped")
 		t.Logf("tokens %d..%d over %d alternating and %d contended acquisitions", 1, tokens[len(tokens)-1], start, len(tokens))
+	})
+}
+
+// TestInteropNonReentrant: Go's NewNonReentrantLock and Redisson's getNonReentrantLock
+// (4.4+, so Redisson 4.7.0 only) on one name. On each side, an owner that acquires again is
+// refused at once (Java: IllegalMonitorStateException from lock() and tryLock(); Go:
+// ErrReentry from Lock and TryLock) and keeps its single hold; the other side finds the lock
+// held (Java tryLock false, Go ErrLocked), waits, and is woken by the holder's one Unlock.
+func TestInteropNonReentrant(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name = "interopN:lock"
+		if r, err := e.peer.Do(e.ctx, "J", "nonreentrant.islocked", name); err == nil && r.ErrClass == "java.lang.NoSuchMethodException" {
+			t.Skipf("Redisson %s has no non-reentrant lock (4.4+)", e.peer.Must(t, e.ctx, "", "version"))
+		}
+		l := e.goc.NewNonReentrantLock(name)
+		g := rlock.NewOwner(e.ctx)
+		javaField := e.javaField("J")
+
+		// Java holds: Java's re-acquisitions fail, Go waits for Java's one unlock.
+		e.peer.Must(t, e.ctx, "J", "nonreentrant.lock", name)
+		for _, cmd := range [][]string{{"nonreentrant.lock", name}, {"nonreentrant.trylock", name}, {"nonreentrant.trylock", name, "1000", "-1"}} {
+			r, err := e.peer.Do(e.ctx, "J", cmd[0], cmd[1:]...)
+			require.NoError(t, err)
+			assert.Equal(t, "java.lang.IllegalMonitorStateException", r.ErrClass, "%v: %s", cmd, r)
+			assert.Less(t, r.Elapsed, 500*time.Millisecond, "%v did not wait", cmd)
+		}
+		assert.Equal(t, map[string]string{javaField: "1"}, e.hgetall(name))
+		assert.ErrorIs(t, l.TryLock(g, 0, 0), rlock.ErrLocked)
+		got := make(chan error, 1)
+		go func() { got <- l.Lock(g) }()
+		e.peer.Must(t, e.ctx, "J", "nonreentrant.unlock", name)
+		select {
+		case err := <-got:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the Go waiter was not woken by Java's unlock")
+		}
+
+		// Go holds: Go's re-acquisitions fail, Java waits for Go's one unlock.
+		assert.ErrorIs(t, l.Lock(g), rlock.ErrReentry)
+		assert.ErrorIs(t, l.TryLock(g, time.Second, 0), rlock.ErrReentry)
+		assert.Equal(t, map[string]string{e.goField(g): "1"}, e.hgetall(name))
+		assert.Equal(t, "false", e.peer.Must(t, e.ctx, "J", "nonreentrant.trylock", name))
+		waiter := make(chan javapeer.Reply, 1)
+		go func() {
+			r, _ := e.peer.Do(e.ctx, "J", "nonreentrant.lock", name)
+			waiter <- r
+		}()
+		require.NoError(t, l.Unlock(g))
+		select {
+		case r := <-waiter:
+			require.True(t, r.OK, "%s", r)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the Java waiter was not woken by Go's unlock")
+		}
+		assert.Equal(t, map[string]string{javaField: "1"}, e.hgetall(name))
+		e.peer.Must(t, e.ctx, "J", "nonreentrant.unlock", name)
+		assert.Empty(t, e.hgetall(name))
 	})
 }

@@ -39,3 +39,26 @@ if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2])
 end
 return {redis.call('pttl', KEYS[1]), -1}
 `, false)
+
+// NonReentrantAcquire takes a lock that its holder cannot take again.
+//
+//	KEYS[1] lock name
+//	ARGV[1] lease in milliseconds
+//	ARGV[2] holder field "<client-uuid>:<owner-id>"
+//	ARGV[3] the error text for a second acquisition: "NON_REENTRANT_REACQUIRE"
+//
+// Only when the lock does not exist is the field's count set to 1 and the key's TTL to the
+// lease; the reply is then nil (acquired). When the field already holds the lock the reply
+// is the error ARGV[3] and nothing changes. Otherwise the reply is the key's PTTL (-1 when
+// the key has no TTL), as for Acquire.
+var NonReentrantAcquire = newScript(`
+if redis.call('exists', KEYS[1]) == 0 then
+	redis.call('hincrby', KEYS[1], ARGV[2], 1)
+	redis.call('pexpire', KEYS[1], ARGV[1])
+	return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+	return redis.error_reply(ARGV[3])
+end
+return redis.call('pttl', KEYS[1])
+`, false)

@@ -183,3 +183,25 @@ func TestFencedAcquireScript(t *testing.T) {
 	assert.Equal(t, []int64{-1, 3}, acquire("30000", other), "the counter outlives the lock")
 	assert.Equal(t, "", f.published(), "acquiring publishes nothing")
 }
+
+func TestNonReentrantAcquireScript(t *testing.T) {
+	f := setup(t)
+	acquire := func(lease, holder string) rueidis.RedisResult {
+		return f.exec(NonReentrantAcquire, []string{"lk"}, lease, holder, "NON_REENTRANT_REACQUIRE")
+	}
+	assert.True(t, rueidis.IsRedisNil(acquire("30000", field).Error()), "nil reply = acquired")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.InDelta(t, 30000, f.pttl(), 1000)
+
+	err := acquire("10000", field).Error()
+	require.Error(t, err)
+	assert.Equal(t, "NON_REENTRANT_REACQUIRE", err.Error(), "the same holder again: the error reply")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash(), "the hold is unchanged")
+	assert.InDelta(t, 30000, f.pttl(), 1000, "and so is its TTL")
+
+	ttl, err := acquire("30000", other).AsInt64()
+	require.NoError(t, err)
+	assert.InDelta(t, 30000, ttl, 1000, "another holder gets the PTTL")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.Equal(t, "", f.published(), "acquiring publishes nothing")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 
 // Lock acquires the lock for ctx's owner with the watchdog: the lease is the client's
 // WatchdogTimeout and is renewed every third of it until the owner's final Unlock, so the
-// lock lives as long as its holder does. It re-enters when the owner already holds the lock.
+// lock lives as long as its holder does. It re-enters when the owner already holds the lock;
+// on a lock from NewNonReentrantLock it returns ErrReentry instead, at once, and the hold is
+// unchanged (as do LockFor, TryLock, Do and TryDo).
 //
 // It blocks until the lock is acquired or ctx ends; while another owner holds it, it sleeps
 // until a release is published (or the holder's lease runs out) and does not poll. It
@@ -180,10 +183,22 @@ func (l *Lock) decode(res rueidis.RedisResult) (reply, error) {
 	switch {
 	case rueidis.IsRedisNil(err):
 		return reply{acquired: true}, nil
+	case l.kind == nonReentrant && isReacquire(err):
+		return reply{}, ErrReentry
 	case err != nil:
 		return reply{}, err
 	}
 	return reply{ttl: ms}, nil
+}
+
+// reacquireError is the error reply of the non-reentrant acquire script to a holder that
+// acquires again (Redisson's text).
+const reacquireError = "NON_REENTRANT_REACQUIRE"
+
+// isReacquire reports whether err is the error reply reacquireError.
+func isReacquire(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	return ok && strings.Contains(e.Error(), reacquireError)
 }
 
 // acquiredBy reports whether res is the reply of an acquisition.
@@ -245,8 +260,11 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 // failed (that hold then ends with its lease, never renewed).
 func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResult {
 	script, keys, args := lua.Acquire, []string{l.name}, []string{a.leaseMs, a.field}
-	if l.kind == fenced {
+	switch l.kind {
+	case fenced:
 		script, keys = lua.FencedAcquire, []string{l.name, l.tokenKey}
+	case nonReentrant:
+		script, args = lua.NonReentrantAcquire, append(args, reacquireError)
 	}
 	if l.c.replicas == nil {
 		return script.Exec(ctx, l.c.rc, keys, args)

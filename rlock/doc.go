@@ -48,6 +48,8 @@
 // NewFencedLock returns a FencedLock (Java's getFencedLock): the same lock, whose every
 // acquisition returns a fencing token larger than all earlier ones for that name, for
 // resources that must refuse writes from a holder paused past its lease.
+// NewNonReentrantLock returns a Lock that its owner cannot take twice (Java's
+// getNonReentrantLock): a second acquisition returns ErrReentry at once.
 //
 // Every method is safe for concurrent use.
 package rlock

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
@@ -78,6 +80,29 @@ func (o *overlap) enter() func() {
 	}
 	o.entries.Add(1)
 	return func() { o.inside.Add(-1) }
+}
+
+// contend runs owners goroutines on each of clients new Clients of srv, each running rounds
+// critical sections with the function run builds once per Client: it acquires the lock,
+// calls inside while it holds it, and releases it. It returns the overlap checker that
+// inside reports to.
+func contend(t *testing.T, srv *redistest.Server, clients, owners, rounds int,
+	run func(c *Client) func(ctx context.Context, inside func()) error) *overlap {
+	var ov overlap
+	var wg sync.WaitGroup
+	for range clients {
+		c, _ := newClient(t, srv, Options{})
+		locked := run(c)
+		for range owners {
+			wg.Go(func() {
+				for range rounds {
+					assert.NoError(t, locked(testCtx(t, 30*time.Second), func() { defer ov.enter()() }))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return &ov
 }
 
 // rawHolder writes, with raw commands, a lock held once by field with a TTL of ttlMs.

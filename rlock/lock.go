@@ -24,8 +24,9 @@ type Lock struct {
 type lockKind uint8
 
 const (
-	reentrant lockKind = iota // Redisson's RLock
-	fenced                    // RFencedLock: a reentrant lock that issues tokens
+	reentrant    lockKind = iota // Redisson's RLock
+	fenced                       // RFencedLock: a reentrant lock that issues tokens
+	nonReentrant                 // getNonReentrantLock: a holder cannot take it again
 )
 
 // Name returns the lock's name, which is its Redis key.
