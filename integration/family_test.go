@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -73,44 +74,17 @@ func TestInteropFencedTokens(t *testing.T) {
 		start := last
 		var mu sync.Mutex
 		var tokens []int64
-		note := func(tok int64) { mu.Lock(); tokens = append(tokens, tok); mu.Unlock() }
-		var wg sync.WaitGroup
-		for i := range owners {
-			wg.Go(func() {
-				ctx := rlock.NewOwner(e.ctx)
-				for range rounds {
-					tok, err := f.Lock(ctx)
-					if !assert.NoError(t, err) {
-						return
-					}
-					note(tok)
-					n, err := e.rc.Do(ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
-					if err != nil {
-						n = 0
-					}
-					assert.NoError(t, e.rc.Do(ctx, e.rc.B().Set().Key(counter).Value(strconv.FormatInt(n+1, 10)).Build()).Error())
-					assert.NoError(t, f.Unlock(ctx))
-				}
-			})
-			wg.Go(func() {
-				owner := fmt.Sprintf("JF%d", i)
-				for range rounds {
-					note(e.javaToken(t, owner, "fenced.lock", name))
-					e.peer.Must(t, e.ctx, owner, "incr", counter)
-					e.peer.Must(t, e.ctx, owner, "fenced.unlock", name)
-				}
-			})
-		}
-		wg.Wait()
+		e.contendCounter(t, "fenced", name, counter, owners, rounds, f.Lock, f.Unlock, func(tok int64) {
+			mu.Lock()
+			tokens = append(tokens, tok)
+			mu.Unlock()
+		})
 		slices.Sort(tokens)
 		want := make([]int64, 2*owners*rounds)
 		for i := range want {
 			want[i] = start + int64(i) + 1
 		}
 		assert.Equal(t, want, tokens, "one token per acquisition, none shared, none skipped")
-		n, err := e.rc.Do(e.ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
-		require.NoError(t, err)
-		assert.Equal(t, int64(2*owners*rounds), n, "no two critical sections overlapped")
 		t.Logf("tokens %d..%d over %d alternating and %d contended acquisitions", 1, tokens[len(tokens)-1], start, len(tokens))
 	})
 }
@@ -131,45 +105,136 @@ func TestInteropNonReentrant(t *testing.T) {
 		g := rlock.NewOwner(e.ctx)
 		javaField := e.javaField("J")
 
-		// Java holds: Java's re-acquisitions fail, Go waits for Java's one unlock.
-		e.peer.Must(t, e.ctx, "J", "nonreentrant.lock", name)
-		for _, cmd := range [][]string{{"nonreentrant.lock", name}, {"nonreentrant.trylock", name}, {"nonreentrant.trylock", name, "1000", "-1"}} {
-			r, err := e.peer.Do(e.ctx, "J", cmd[0], cmd[1:]...)
-			require.NoError(t, err)
-			assert.Equal(t, "java.lang.IllegalMonitorStateException", r.ErrClass, "%v: %s", cmd, r)
-			assert.Less(t, r.Elapsed, 500*time.Millisecond, "%v did not wait", cmd)
-		}
-		assert.Equal(t, map[string]string{javaField: "1"}, e.hgetall(name))
-		assert.ErrorIs(t, l.TryLock(g, 0, 0), rlock.ErrLocked)
-		got := make(chan error, 1)
-		go func() { got <- l.Lock(g) }()
-		e.peer.Must(t, e.ctx, "J", "nonreentrant.unlock", name)
-		select {
-		case err := <-got:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("the Go waiter was not woken by Java's unlock")
-		}
-
-		// Go holds: Go's re-acquisitions fail, Java waits for Go's one unlock.
-		assert.ErrorIs(t, l.Lock(g), rlock.ErrReentry)
-		assert.ErrorIs(t, l.TryLock(g, time.Second, 0), rlock.ErrReentry)
-		assert.Equal(t, map[string]string{e.goField(g): "1"}, e.hgetall(name))
-		assert.Equal(t, "false", e.peer.Must(t, e.ctx, "J", "nonreentrant.trylock", name))
-		waiter := make(chan javapeer.Reply, 1)
-		go func() {
-			r, _ := e.peer.Do(e.ctx, "J", "nonreentrant.lock", name)
-			waiter <- r
-		}()
-		require.NoError(t, l.Unlock(g))
-		select {
-		case r := <-waiter:
-			require.True(t, r.OK, "%s", r)
-		case <-time.After(10 * time.Second):
-			t.Fatal("the Java waiter was not woken by Go's unlock")
-		}
-		assert.Equal(t, map[string]string{javaField: "1"}, e.hgetall(name))
-		e.peer.Must(t, e.ctx, "J", "nonreentrant.unlock", name)
+		e.handOff(t, "nonreentrant", name, l, g, func() {
+			// Java holds: Java's re-acquisitions fail at once, and change nothing.
+			for _, cmd := range [][]string{{"nonreentrant.lock", name}, {"nonreentrant.trylock", name}, {"nonreentrant.trylock", name, "1000", "-1"}} {
+				r, err := e.peer.Do(e.ctx, "J", cmd[0], cmd[1:]...)
+				require.NoError(t, err)
+				assert.Equal(t, "java.lang.IllegalMonitorStateException", r.ErrClass, "%v: %s", cmd, r)
+				assert.Less(t, r.Elapsed, 500*time.Millisecond, "%v did not wait", cmd)
+			}
+			assert.Equal(t, map[string]string{javaField: "1"}, e.hgetall(name))
+		}, func() {
+			// Go holds: Go's re-acquisitions fail at once, and change nothing.
+			assert.ErrorIs(t, l.Lock(g), rlock.ErrReentry)
+			assert.ErrorIs(t, l.TryLock(g, time.Second, 0), rlock.ErrReentry)
+			assert.Equal(t, map[string]string{e.goField(g): "1"}, e.hgetall(name))
+		})
 		assert.Empty(t, e.hgetall(name))
 	})
+}
+
+// TestInteropSpin: Go's NewSpinLock and Redisson's getSpinLock on one name exclude each
+// other. A waiter on either side takes the lock after the other side's release by polling:
+// neither side's release publishes anything. Then 3 Go and 3 Java owners × 20 rounds
+// increment a counter non-atomically under the lock, and the count is exact.
+func TestInteropSpin(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name, counter = "interopS:lock", "interopS:counter"
+		msgs := e.srv.Listen(t, lockChannelOf(name))
+		l := e.goc.NewSpinLock(name, rlock.SpinBackoff{})
+		g := rlock.NewOwner(e.ctx)
+
+		e.handOff(t, "spin", name, l, g, func() {}, func() {})
+		require.NoError(t, e.rc.Do(e.ctx, e.rc.B().Publish().Channel(lockChannelOf(name)).Message("marker").Build()).Error())
+		select {
+		case m := <-msgs:
+			assert.Equal(t, "marker", m, "no release published anything")
+		case <-time.After(5 * time.Second):
+			t.Fatal("the marker was not heard")
+		}
+
+		lock := func(ctx context.Context) (int64, error) { return 0, l.Lock(ctx) }
+		e.contendCounter(t, "spin", name, counter, 3, 20, lock, l.Unlock, nil)
+		assert.Empty(t, e.hgetall(name))
+	})
+}
+
+// contendCounter runs owners Go owners (lock and unlock) and owners Java owners (the peer's
+// TYPE.lock and TYPE.unlock) on lock name, rounds times each; each increments counter
+// non-atomically under the lock, and the count must come out exact. onToken, when not nil,
+// gets every token (lock's, and the Java replies).
+func (e *env) contendCounter(t *testing.T, typ, name, counter string, owners, rounds int,
+	lock func(context.Context) (int64, error), unlock func(context.Context) error, onToken func(int64)) {
+	t.Helper()
+	note := func(tok int64) {
+		if onToken != nil {
+			onToken(tok)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range owners {
+		wg.Go(func() {
+			ctx := rlock.NewOwner(e.ctx)
+			for range rounds {
+				tok, err := lock(ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				note(tok)
+				n, err := e.rc.Do(ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
+				if err != nil {
+					n = 0
+				}
+				assert.NoError(t, e.rc.Do(ctx, e.rc.B().Set().Key(counter).Value(strconv.FormatInt(n+1, 10)).Build()).Error())
+				assert.NoError(t, unlock(ctx))
+			}
+		})
+		wg.Go(func() {
+			owner := fmt.Sprintf("J%s%d", typ, i)
+			for range rounds {
+				v := e.peer.Must(t, e.ctx, owner, typ+".lock", name)
+				if onToken != nil {
+					tok, err := strconv.ParseInt(v, 10, 64)
+					assert.NoError(t, err)
+					note(tok)
+				}
+				e.peer.Must(t, e.ctx, owner, "incr", counter)
+				e.peer.Must(t, e.ctx, owner, typ+".unlock", name)
+			}
+		})
+	}
+	wg.Wait()
+	n, err := e.rc.Do(e.ctx, e.rc.B().Get().Key(counter).Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*owners*rounds), n, "no two critical sections overlapped")
+}
+
+// handOff checks that Go's l and the peer's TYPE lock on name exclude each other both ways,
+// and that a waiter on either side gets the lock after the other side's release: the peer's
+// owner J locks, whileJava runs, Go's TryLock fails, a Go waiter (owner g) gets the lock
+// after J's unlock; then whileGo runs, Java's tryLock is false, and a Java waiter gets the
+// lock after Go's Unlock, which J then releases.
+func (e *env) handOff(t *testing.T, typ, name string, l *rlock.Lock, g context.Context, whileJava, whileGo func()) {
+	t.Helper()
+	e.peer.Must(t, e.ctx, "J", typ+".lock", name)
+	whileJava()
+	assert.ErrorIs(t, l.TryLock(g, 0, 0), rlock.ErrLocked)
+	got := make(chan error, 1)
+	go func() { got <- l.Lock(g) }()
+	e.peer.Must(t, e.ctx, "J", typ+".unlock", name)
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the Go waiter takes the lock after Java's release")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Go waiter did not get the lock after Java's release")
+	}
+
+	whileGo()
+	assert.Equal(t, "false", e.peer.Must(t, e.ctx, "J", typ+".trylock", name))
+	waiter := make(chan javapeer.Reply, 1)
+	go func() {
+		r, _ := e.peer.Do(e.ctx, "J", typ+".lock", name)
+		waiter <- r
+	}()
+	require.NoError(t, l.Unlock(g))
+	select {
+	case r := <-waiter:
+		require.True(t, r.OK, "%s", r)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Java waiter did not get the lock after Go's release")
+	}
+	assert.Equal(t, map[string]string{e.javaField("J"): "1"}, e.hgetall(name))
+	e.peer.Must(t, e.ctx, "J", typ+".unlock", name)
 }

@@ -121,6 +121,13 @@ func TestReleaseScript(t *testing.T) {
 	r = f.exec(Release, []string{"lk", channel, latch("d1")}, "0", "30000", field, "SPUBLISH", "20000", "PUBLISH")
 	assert.Equal(t, int64(1), must(r.AsInt64()))
 	assert.Equal(t, "0", f.published(), "the second publish command reaches classic subscribers")
+
+	require.NoError(t, f.do("HSET", "lk", field, "1").Error())
+	r = f.exec(Release, []string{"lk", channel, latch("e1")}, "0", "30000", field, "", "20000")
+	assert.Equal(t, int64(1), must(r.AsInt64()), "a spin lock's release")
+	assert.Empty(t, f.hash())
+	require.NoError(t, f.do("PUBLISH", channel, "marker").Error())
+	assert.Equal(t, "marker", f.published(), "an empty publish command publishes nothing")
 }
 
 func TestForceReleaseScript(t *testing.T) {
@@ -131,6 +138,12 @@ func TestForceReleaseScript(t *testing.T) {
 	assert.Equal(t, int64(1), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "PUBLISH").AsInt64()))
 	assert.Empty(t, f.hash())
 	assert.Equal(t, "0", f.published())
+
+	require.NoError(t, f.do("HSET", "lk", other, "1").Error())
+	assert.Equal(t, int64(1), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "").AsInt64()), "a spin lock's force release")
+	assert.Empty(t, f.hash())
+	require.NoError(t, f.do("PUBLISH", channel, "marker").Error())
+	assert.Equal(t, "marker", f.published(), "an empty publish command publishes nothing")
 }
 
 func TestRenewScript(t *testing.T) {

@@ -105,13 +105,18 @@ func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration)
 }
 
 // wait is acquire's loop, after the arguments were checked: the shared waiting core with
-// the lock's channel and the reentrant lock's wake rule.
+// the lock's channel and the reentrant lock's wake rule, or the spin lock's.
 func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease time.Duration) (token int64, err error) {
-	err = l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, func() (attempt, error) {
+	try := func() (attempt, error) {
 		a, err := l.try(ctx, field, lease)
 		token = a.token
 		return a, err
-	})
+	}
+	if l.spin != nil {
+		err = l.c.spinFor(ctx, wait, l.spin.backoff, try)
+	} else {
+		err = l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, try)
+	}
 	return token, err
 }
 

@@ -11,12 +11,17 @@ import (
 // that act for an owner take it from ctx (see NewOwner) and return ErrNoOwner when ctx
 // carries none; every method returns ErrEmptyName for a handle with an empty name and
 // ErrClosed once the Client is closed. Every error names the method and the lock.
+//
+// A Lock comes from NewLock (Redisson's RLock), NewNonReentrantLock or NewSpinLock. The
+// methods' documentation describes NewLock's; those two constructors say how theirs differ
+// (ErrReentry instead of re-entering; polling instead of pub/sub).
 type Lock struct {
 	c        *Client
 	name     string
 	channel  string
 	kind     lockKind
-	tokenKey string // fenced: the token counter
+	tokenKey string    // fenced: the token counter
+	spin     *spinLock // spin: its backoff
 }
 
 // lockKind is the lock type a Lock handle implements: what its acquire script is and how
@@ -27,6 +32,7 @@ const (
 	reentrant    lockKind = iota // Redisson's RLock
 	fenced                       // RFencedLock: a reentrant lock that issues tokens
 	nonReentrant                 // getNonReentrantLock: a holder cannot take it again
+	spin                         // RSpinLock: waiters poll, releases publish nothing
 )
 
 // Name returns the lock's name, which is its Redis key.
@@ -131,6 +137,9 @@ func (l *Lock) check() error {
 	}
 	if l.c.closed.Load() {
 		return ErrClosed
+	}
+	if l.spin != nil {
+		return l.spin.invalid
 	}
 	return nil
 }
