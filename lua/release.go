@@ -8,7 +8,7 @@ package lua
 //	ARGV[1] message published on a full release: "0"
 //	ARGV[2] lease in milliseconds, set again when holds remain; "0" keeps the TTL
 //	ARGV[3] holder field "<client-uuid>:<owner-id>"
-//	ARGV[4] publish command: "PUBLISH" or "SPUBLISH"
+//	ARGV[4] publish command: "PUBLISH" or "SPUBLISH", or "" to publish nothing (spin lock)
 //	ARGV[5] latch TTL in milliseconds
 //	ARGV[6] optional second publish command
 //
@@ -33,7 +33,9 @@ if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
 	return 0
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
+if ARGV[4] ~= '' then
+	redis.call(ARGV[4], KEYS[2], ARGV[1])
+end
 if ARGV[6] then
 	redis.call(ARGV[6], KEYS[2], ARGV[1])
 end
@@ -46,14 +48,16 @@ return 1
 //	KEYS[1] lock name
 //	KEYS[2] unlock channel
 //	ARGV[1] message published: "0"
-//	ARGV[2] publish command: "PUBLISH" or "SPUBLISH"
+//	ARGV[2] publish command: "PUBLISH" or "SPUBLISH", or "" to publish nothing (spin lock)
 //	ARGV[3] optional second publish command
 //
 // When the key existed it is deleted, ARGV[1] is published and the reply is 1; otherwise the
 // reply is 0 and nothing is published.
 var ForceRelease = newScript(`
 if redis.call('del', KEYS[1]) == 1 then
-	redis.call(ARGV[2], KEYS[2], ARGV[1])
+	if ARGV[2] ~= '' then
+		redis.call(ARGV[2], KEYS[2], ARGV[1])
+	end
 	if ARGV[3] then
 		redis.call(ARGV[3], KEYS[2], ARGV[1])
 	end

@@ -127,6 +127,15 @@ func TestReleaseScript(t *testing.T) {
 		assert.Equal(t, int64(1), must(r.AsInt64()))
 		assert.Equal(t, []string{"0"}, f.published(), "the second publish command reaches classic subscribers")
 	})
+
+	t.Run("empty publish command (spin lock)", func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "1", "5000")
+		r := f.exec(Release, []string{"lk", channel, latch("e1")}, "0", "30000", field, "", "20000")
+		assert.Equal(t, int64(1), must(r.AsInt64()), "a spin lock's release")
+		assert.Empty(t, f.hash())
+		assert.Empty(t, f.published(), "an empty publish command publishes nothing")
+	})
 }
 
 func TestForceReleaseScript(t *testing.T) {
@@ -137,6 +146,11 @@ func TestForceReleaseScript(t *testing.T) {
 	assert.Equal(t, int64(1), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "PUBLISH").AsInt64()))
 	assert.Empty(t, f.hash())
 	assert.Equal(t, []string{"0"}, f.published())
+
+	require.NoError(t, f.do("HSET", "lk", other, "1").Error())
+	assert.Equal(t, int64(1), must(f.exec(ForceRelease, []string{"lk", channel}, "0", "").AsInt64()), "a spin lock's force release")
+	assert.Empty(t, f.hash())
+	assert.Empty(t, f.published(), "an empty publish command publishes nothing")
 }
 
 func TestRenewScript(t *testing.T) {
@@ -158,4 +172,56 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+func TestFencedAcquireScript(t *testing.T) {
+	f := setup(t)
+	const token = "redisson_lock_token:{lk}"
+	acquire := func(lease, holder string) []int64 {
+		v, err := f.exec(FencedAcquire, []string{"lk", token}, lease, holder).AsIntSlice()
+		require.NoError(t, err)
+		return v
+	}
+	assert.Equal(t, []int64{-1, 1}, acquire("30000", field), "acquired: {-1, token}")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.InDelta(t, 30000, f.pttl(), 1000)
+	assert.Equal(t, int64(-1), must(f.do("PTTL", token).AsInt64()), "the counter has no TTL")
+
+	assert.Equal(t, []int64{-1, 2}, acquire("10000", field), "a re-entry is issued a new token")
+	assert.Equal(t, map[string]string{field: "2"}, f.hash())
+	assert.InDelta(t, 10000, f.pttl(), 1000)
+
+	got := acquire("30000", other)
+	assert.InDelta(t, 10000, got[0], 1000, "another holder gets {PTTL, -1}")
+	assert.Equal(t, int64(-1), got[1])
+	assert.Equal(t, "2", must(f.do("GET", token).ToString()), "no token for a failed attempt")
+
+	require.NoError(t, f.do("PERSIST", "lk").Error())
+	assert.Equal(t, []int64{-1, -1}, acquire("30000", other), "no TTL: PTTL -1, still no token")
+
+	require.NoError(t, f.do("DEL", "lk").Error())
+	assert.Equal(t, []int64{-1, 3}, acquire("30000", other), "the counter outlives the lock")
+	assert.Empty(t, f.published(), "acquiring publishes nothing")
+}
+
+func TestNonReentrantAcquireScript(t *testing.T) {
+	f := setup(t)
+	acquire := func(lease, holder string) rueidis.RedisResult {
+		return f.exec(NonReentrantAcquire, []string{"lk"}, lease, holder, "NON_REENTRANT_REACQUIRE")
+	}
+	assert.True(t, rueidis.IsRedisNil(acquire("30000", field).Error()), "nil reply = acquired")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.InDelta(t, 30000, f.pttl(), 1000)
+
+	err := acquire("10000", field).Error()
+	require.Error(t, err)
+	assert.Equal(t, "NON_REENTRANT_REACQUIRE", err.Error(), "the same holder again: the error reply")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash(), "the hold is unchanged")
+	assert.InDelta(t, 30000, f.pttl(), 1000, "and so is its TTL")
+
+	ttl, err := acquire("30000", other).AsInt64()
+	require.NoError(t, err)
+	assert.InDelta(t, 30000, ttl, 1000, "another holder gets the PTTL")
+	assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	assert.Empty(t, f.published(), "acquiring publishes nothing")
 }

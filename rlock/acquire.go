@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 
 // Lock acquires the lock for ctx's owner with the watchdog: the lease is the client's
 // WatchdogTimeout and is renewed every third of it until the owner's final Unlock, so the
-// lock lives as long as its holder does. It re-enters when the owner already holds the lock.
+// lock lives as long as its holder does. It re-enters when the owner already holds the lock;
+// on a lock from NewNonReentrantLock it returns ErrReentry instead, at once, and the hold is
+// unchanged (as do LockFor, TryLock, Do and TryDo).
 //
 // It blocks until the lock is acquired or ctx ends; while another owner holds it, it sleeps
 // until a release is published (or the holder's lease runs out) and does not poll. It
@@ -30,7 +33,13 @@ import (
 // of its tries, it returns ErrNotReplicated and the owner holds nothing it did not hold
 // before.
 func (l *Lock) Lock(ctx context.Context) error {
-	return l.fail("Lock", l.acquire(ctx, unbounded, 0))
+	_, err := l.lock(ctx)
+	return err
+}
+
+func (l *Lock) lock(ctx context.Context) (int64, error) {
+	token, err := l.acquire(ctx, unbounded, 0)
+	return token, l.fail("Lock", err)
 }
 
 // LockFor acquires the lock like Lock, but with an explicit lease that is never renewed: the
@@ -38,10 +47,16 @@ func (l *Lock) Lock(ctx context.Context) error {
 // lock the owner already holds, it sets the lease to lease, shorter or longer. It returns
 // ErrInvalidLease unless lease is positive.
 func (l *Lock) LockFor(ctx context.Context, lease time.Duration) error {
+	_, err := l.lockFor(ctx, lease)
+	return err
+}
+
+func (l *Lock) lockFor(ctx context.Context, lease time.Duration) (int64, error) {
 	if lease <= 0 {
-		return l.fail("LockFor", ErrInvalidLease)
+		return 0, l.fail("LockFor", ErrInvalidLease)
 	}
-	return l.fail("LockFor", l.acquire(ctx, unbounded, lease))
+	token, err := l.acquire(ctx, unbounded, lease)
+	return token, l.fail("LockFor", err)
 }
 
 // TryLock acquires the lock like Lock, waiting at most wait for another owner to release it:
@@ -51,10 +66,16 @@ func (l *Lock) LockFor(ctx context.Context, lease time.Duration) error {
 // lock held by another owner, an error matching ctx.Err() when ctx ended first, and
 // ErrInvalidWait or ErrInvalidLease for negative values.
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) error {
+	_, err := l.tryLock(ctx, wait, lease)
+	return err
+}
+
+func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (int64, error) {
 	if err := checkTry(wait, lease); err != nil {
-		return l.fail("TryLock", err)
+		return 0, l.fail("TryLock", err)
 	}
-	return l.fail("TryLock", l.acquire(ctx, bounded(wait), lease))
+	token, err := l.acquire(ctx, bounded(wait), lease)
+	return token, l.fail("TryLock", err)
 }
 
 func checkTry(wait, lease time.Duration) error {
@@ -68,27 +89,35 @@ func checkTry(wait, lease time.Duration) error {
 }
 
 // acquire checks the call, runs the waiting core (waitFor) and records the outcome. A zero
-// lease means the watchdog.
-func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration) error {
+// lease means the watchdog. It returns the token of the acquisition (fenced locks).
+func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration) (int64, error) {
 	field, err := l.ownerField(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	start := time.Now()
-	err = l.wait(ctx, field, wait, lease)
+	token, err := l.wait(ctx, field, wait, lease)
 	l.c.obs.acquireDone(ctx, start, err)
-	return err
+	return token, err
 }
 
 // wait is acquire's loop, after the arguments were checked: the shared waiting core with
-// the reentrant lock's channel and wake rule.
-func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease time.Duration) error {
-	return l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, func() (attempt, error) {
-		return l.try(ctx, field, lease)
-	})
+// the lock's channel and the reentrant lock's wake rule, or the spin lock's.
+func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease time.Duration) (token int64, err error) {
+	try := func() (attempt, error) {
+		a, err := l.try(ctx, field, lease)
+		token = a.token
+		return a, err
+	}
+	if l.spin != nil {
+		err = l.c.spinFor(ctx, wait, l.spin.backoff, try)
+	} else {
+		err = l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, try)
+	}
+	return token, err
 }
 
 // try runs the acquire script. An acquisition is recorded in the hold registry (and a
@@ -108,11 +137,11 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (atte
 		if err != nil {
 			return attempt{}, err
 		}
-		ms, err := res.AsInt64()
+		r, err := l.decode(res)
 		switch {
-		case rueidis.IsRedisNil(err):
-			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog)
-			return attempt{acquired: true}, nil
+		case err == nil && r.acquired:
+			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token)
+			return attempt{acquired: true, token: r.token}, nil
 		case errors.Is(err, errUnconfirmed):
 			if tries == replicaSyncTries {
 				return attempt{}, ErrNotReplicated
@@ -126,11 +155,61 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (atte
 			continue
 		case err != nil:
 			return attempt{}, err
-		case ms < 0:
+		case r.ttl < 0:
 			return attempt{}, nil
 		}
-		return attempt{expires: true, ttl: time.Duration(ms) * time.Millisecond}, nil
+		return attempt{expires: true, ttl: time.Duration(r.ttl) * time.Millisecond}, nil
 	}
+}
+
+// reply is a decoded reply of an acquire script.
+type reply struct {
+	acquired bool
+	ttl      int64 // not acquired: the holder's PTTL in ms, -1 when its key has no TTL
+	token    int64 // fenced, acquired: the acquisition's token
+}
+
+// decode reads a reply of l's acquire script: an error reply (or a failed call) is the
+// error, as is errUnconfirmed from replica sync.
+func (l *Lock) decode(res rueidis.RedisResult) (reply, error) {
+	if l.kind == fenced {
+		v, err := res.AsIntSlice()
+		switch {
+		case err != nil:
+			return reply{}, err
+		case len(v) != 2:
+			return reply{}, fmt.Errorf("rlock: unexpected reply of the fenced acquire script: %v", v)
+		case v[1] > 0:
+			return reply{acquired: true, token: v[1]}, nil
+		}
+		return reply{ttl: v[0]}, nil
+	}
+	ms, err := res.AsInt64()
+	switch {
+	case rueidis.IsRedisNil(err):
+		return reply{acquired: true}, nil
+	case l.kind == nonReentrant && isReacquire(err):
+		return reply{}, ErrReentry
+	case err != nil:
+		return reply{}, err
+	}
+	return reply{ttl: ms}, nil
+}
+
+// reacquireError is the error reply of the non-reentrant acquire script to a holder that
+// acquires again (Redisson's text).
+const reacquireError = "NON_REENTRANT_REACQUIRE"
+
+// isReacquire reports whether err is the error reply reacquireError.
+func isReacquire(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	return ok && strings.Contains(e.Error(), reacquireError)
+}
+
+// acquiredBy reports whether res is the reply of an acquisition.
+func (l *Lock) acquiredBy(res rueidis.RedisResult) bool {
+	r, err := l.decode(res)
+	return err == nil && r.acquired
 }
 
 // acquisition is one run of the acquire script.
@@ -161,7 +240,7 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 		defer cancel()
 		res := l.runAcquire(rctx, a)
 		reply <- res
-		if !state.CompareAndSwap(pending, delivered) && rueidis.IsRedisNil(res.Error()) {
+		if !state.CompareAndSwap(pending, delivered) && l.acquiredBy(res) {
 			err := l.giveBack(rctx, a)
 			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", a.field, "error", err)
 		}
@@ -185,12 +264,18 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 // reply is then errUnconfirmed, or ErrNotReplicated with the error of a give-back that
 // failed (that hold then ends with its lease, never renewed).
 func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResult {
-	keys, args := []string{l.name}, []string{a.leaseMs, a.field}
-	if l.c.replicas == nil {
-		return lua.Acquire.Exec(ctx, l.c.rc, keys, args)
+	script, keys, args := lua.Acquire, []string{l.name}, []string{a.leaseMs, a.field}
+	switch l.kind {
+	case fenced:
+		script, keys = lua.FencedAcquire, []string{l.name, l.tokenKey}
+	case nonReentrant:
+		script, args = lua.NonReentrantAcquire, append(args, reacquireError)
 	}
-	res, unconfirmed := l.c.replicas.exec(ctx, lua.Acquire, keys, args)
-	if unconfirmed == nil || !rueidis.IsRedisNil(res.Error()) {
+	if l.c.replicas == nil {
+		return script.Exec(ctx, l.c.rc, keys, args)
+	}
+	res, unconfirmed := l.c.replicas.exec(ctx, script, keys, args)
+	if unconfirmed == nil || !l.acquiredBy(res) {
 		return res // confirmed, not acquired, or failed
 	}
 	err := l.giveBack(ctx, a)

@@ -106,6 +106,16 @@ func (c *Client) NewLock(name string) *Lock {
 	return &Lock{c: c, name: name, channel: keys.LockChannel(name)}
 }
 
+// NewNonReentrantLock returns the handle of the non-reentrant lock called name, as Java's
+// getNonReentrantLock(name) (Redisson 4.4+): the lock of NewLock, on the same hash, except
+// that it is acquired only when nobody holds it. An owner that holds it and acquires it
+// again gets ErrReentry at once, from Lock, LockFor, TryLock, Do and TryDo alike, and keeps
+// its one hold; other owners wait for it as for any Lock. Its hold count is never more than
+// 1, so the first Unlock releases it. Like NewLock it never fails.
+func (c *Client) NewNonReentrantLock(name string) *Lock {
+	return &Lock{c: c, name: name, channel: keys.LockChannel(name), kind: nonReentrant}
+}
+
 // Close stops the watchdog and every subscription of this client, wakes every waiting
 // acquire with ErrClosed, waits for pending give-backs (each bounded by ReleaseTimeout),
 // ends every Held context (cause ErrLockLost and ErrClosed), and returns when every

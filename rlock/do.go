@@ -15,24 +15,36 @@ import (
 //
 // Hold times are recorded like any other hold (Options.HoldWarning, MeterProvider).
 func (l *Lock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
-	return l.run(ctx, "Do", unbounded, fn)
+	return l.run(ctx, "Do", unbounded, untokened(fn))
 }
 
 // TryDo is Do with a bound on the wait: it returns ErrLocked, without running fn, when
 // another owner kept the lock for the whole wait (zero means a single attempt), and
 // ErrInvalidWait for a negative wait.
 func (l *Lock) TryDo(ctx context.Context, wait time.Duration, fn func(ctx context.Context) error) error {
+	return l.tryDo(ctx, wait, untokened(fn))
+}
+
+func (l *Lock) tryDo(ctx context.Context, wait time.Duration, fn func(context.Context, int64) error) error {
 	if wait < 0 {
 		return l.fail("TryDo", ErrInvalidWait)
 	}
 	return l.run(ctx, "TryDo", bounded(wait), fn)
 }
 
-func (l *Lock) run(ctx context.Context, op string, wait waitBound, fn func(context.Context) error) (err error) {
+// untokened adapts fn to run's callback, which also takes the acquisition's token.
+func untokened(fn func(ctx context.Context) error) func(context.Context, int64) error {
+	return func(ctx context.Context, _ int64) error { return fn(ctx) }
+}
+
+// run is Do and TryDo: fn gets the Held context and the token of the acquisition (fenced
+// locks).
+func (l *Lock) run(ctx context.Context, op string, wait waitBound, fn func(context.Context, int64) error) (err error) {
 	if _, ok := OwnerFrom(ctx); !ok {
 		ctx = NewOwner(ctx)
 	}
-	if err := l.acquire(ctx, wait, 0); err != nil {
+	token, err := l.acquire(ctx, wait, 0)
+	if err != nil {
 		return l.fail(op, err)
 	}
 	stop := func() {}
@@ -45,9 +57,9 @@ func (l *Lock) run(ctx context.Context, op string, wait waitBound, fn func(conte
 	if err != nil {
 		return l.fail(op, err)
 	}
-	hctx, stop, ok := l.c.holds.watch(l.name, field, ctx)
+	hctx, stop, _, ok := l.c.holds.watch(l.name, field, ctx)
 	if !ok {
 		return l.fail(op, ErrNotHeld) // the hold ended between the acquisition and now
 	}
-	return fn(hctx)
+	return fn(hctx, token)
 }

@@ -33,8 +33,8 @@
 //   - Lock and TryLock with a zero lease use the watchdog: the key lives WatchdogTimeout
 //     (30 s by default) and is renewed every third of it until the final Unlock. Explicit
 //     leases are never renewed.
-//   - Waiting never polls: a waiter sleeps until a release is published, bounded by the
-//     holder's remaining TTL in case a message is lost.
+//   - Waiting never polls (but on a spin lock): a waiter sleeps until a release is
+//     published, bounded by the holder's remaining TTL in case a message is lost.
 //   - Unlock by an owner that does not hold the lock returns ErrNotHeld and changes nothing.
 //   - With Sentinel and Cluster clients every lock write waits for the master's replicas, as
 //     Redisson does by default; an acquisition no replica confirmed is given back, and the
@@ -42,6 +42,16 @@
 //   - Held returns a context that is cancelled when the hold is lost, so that work under
 //     the lock can stop. Loss is learnt, not prevented: see docs/RELIABILITY.md for what a
 //     lease-based lock can and cannot promise.
+//
+// # Other lock types
+//
+// NewFencedLock returns a FencedLock (Java's getFencedLock): the same lock, whose every
+// acquisition returns a fencing token larger than all earlier ones for that name, for
+// resources that must refuse writes from a holder paused past its lease.
+// NewNonReentrantLock returns a Lock that its owner cannot take twice (Java's
+// getNonReentrantLock): a second acquisition returns ErrReentry at once. NewSpinLock
+// returns a Lock without pub/sub (Java's getSpinLock): its waiters poll with an
+// exponential backoff, and its releases publish nothing.
 //
 // Every method is safe for concurrent use.
 package rlock

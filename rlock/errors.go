@@ -34,6 +34,10 @@ var (
 	// IllegalMonitorStateException). When another owner of the same Client holds the lock,
 	// the error says so.
 	ErrNotHeld = errors.New("rlock: not held by this owner")
+	// ErrReentry is returned at once, without waiting, by an acquire on a lock from
+	// NewNonReentrantLock that ctx's owner already holds (Redisson's
+	// IllegalMonitorStateException); the owner's hold is unchanged.
+	ErrReentry = errors.New("rlock: non-reentrant lock already held by this owner")
 	// ErrNotLocked is returned by RemainTTL when nobody holds the lock.
 	ErrNotLocked = errors.New("rlock: not locked")
 	// ErrNoExpiry is returned by RemainTTL when the lock's key exists without a TTL, which

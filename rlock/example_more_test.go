@@ -144,3 +144,48 @@ func ExampleLock_TryDo() {
 	fmt.Println(errors.Is(err, rlock.ErrLocked))
 	// Output: true
 }
+
+// A fenced lock issues a token with every acquisition; the resource it guards keeps the
+// largest token it has accepted and refuses writes with a smaller one, so a holder that
+// was paused past its lease cannot overwrite the work of the next holder.
+func ExampleFencedLock() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	ctx := rlock.NewOwner(context.Background())
+
+	var accepted int64 // the resource's side: the largest token seen so far
+	write := func(token int64) bool {
+		if token < accepted {
+			return false
+		}
+		accepted = token
+		return true
+	}
+
+	orders := locks.NewFencedLock("order:42")
+	token, err := orders.Lock(ctx) // err == nil ⇔ you hold it; send token with every write
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = orders.Unlock(ctx)
+	next, _ := orders.Lock(ctx)
+	defer orders.Unlock(ctx)
+	fmt.Println(next > token, write(next), write(token))
+	// Output: true true false
+}
+
+// Do passes the acquisition's token to the work done under a fenced lock.
+func ExampleFencedLock_Do() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	l := locks.NewFencedLock("example:fenced:do")
+	err := l.Do(context.Background(), func(ctx context.Context, token int64) error {
+		fmt.Println(token > 0) // send token with every write to the guarded resource
+		return ctx.Err()
+	})
+	fmt.Println(err)
+	// Output:
+	// true
+	// <nil>
+}

@@ -2,10 +2,12 @@ package rlock
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/redistest"
@@ -87,6 +89,32 @@ func mustHeld(t testing.TB, l *Lock, ctx context.Context) context.Context {
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	return held
+}
+
+// contend runs owners goroutines on each of clients new Clients of srv, each running rounds
+// critical sections with the function run builds once per Client: it acquires the lock,
+// calls inside while it holds it, and releases it. It returns the overlap checker that
+// inside reports to.
+func contend(t *testing.T, srv *redistest.Server, clients, owners, rounds int,
+	run func(c *Client) func(ctx context.Context, inside func()) error) *redistest.Overlap {
+	var ov redistest.Overlap
+	var wg sync.WaitGroup
+	for range clients {
+		c, _ := newClient(t, srv, Options{})
+		locked := run(c)
+		for range owners {
+			wg.Go(func() {
+				for range rounds {
+					assert.NoError(t, locked(redistest.Context(t, 30*time.Second), func() {
+						_, leave := ov.Enter()
+						leave()
+					}))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return &ov
 }
 
 // rawHolder writes, with raw commands, a lock held once by field with a TTL of ttlMs.

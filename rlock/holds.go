@@ -42,6 +42,7 @@ type hold struct {
 	name, field string
 	id          uint64 // distinguishes this hold from earlier and later ones of the same field
 	count       int    // acquisitions not yet released
+	token       int64  // fenced locks: the token of the latest acquisition
 	watchdog    bool   // renewed by the wheel
 	start       time.Time
 	safeUntil   time.Time
@@ -62,8 +63,9 @@ func newHolds(wheel *renewal.Wheel, lease time.Duration) *holds {
 // the key's TTL to lease; watchdog tells whether the watchdog renews that lease. The first
 // acquisition starts the hold. Every acquisition moves safe-until to sent + lease (less the
 // margin), earlier or later: the server's TTL is now that lease. Once any acquisition of a
-// hold used the watchdog, the wheel renews the hold until it ends.
-func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duration, watchdog bool) {
+// hold used the watchdog, the wheel renews the hold until it ends. token is the fencing
+// token the acquisition was issued (zero for the lock types without tokens).
+func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duration, watchdog bool, token int64) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closed {
@@ -82,6 +84,7 @@ func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duratio
 		h.warn = hs.obs.warnAfter(name, field)
 	}
 	h.count++
+	h.token = token
 	if watchdog && !h.watchdog {
 		h.watchdog = true
 		hs.wheel.Add(name, field, h.id)
@@ -246,14 +249,14 @@ func (hs *holds) finish(h *hold, cause error) {
 }
 
 // watch returns a context derived from parent that is cancelled with the cause of the end of
-// field's hold on name, and the function that stops watching. It reports false when this
-// client has no such hold.
-func (hs *holds) watch(name, field string, parent context.Context) (context.Context, context.CancelFunc, bool) {
+// field's hold on name, the function that stops watching, and the token of the hold's latest
+// acquisition. It reports false when this client has no such hold.
+func (hs *holds) watch(name, field string, parent context.Context) (context.Context, context.CancelFunc, int64, bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h := hs.byName[name][field]
 	if h == nil {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	w := &watch{cancel: cancel}
@@ -265,7 +268,7 @@ func (hs *holds) watch(name, field string, parent context.Context) (context.Cont
 		}
 		hs.mu.Unlock()
 		cancel(context.Canceled)
-	}, true
+	}, h.token, true
 }
 
 // heldByOther reports whether an owner of this client other than field holds name.

@@ -11,11 +11,29 @@ import (
 // that act for an owner take it from ctx (see NewOwner) and return ErrNoOwner when ctx
 // carries none; every method returns ErrEmptyName for a handle with an empty name and
 // ErrClosed once the Client is closed. Every error names the method and the lock.
+//
+// A Lock comes from NewLock (Redisson's RLock), NewNonReentrantLock or NewSpinLock. The
+// methods' documentation describes NewLock's; those two constructors say how theirs differ
+// (ErrReentry instead of re-entering; polling instead of pub/sub).
 type Lock struct {
-	c       *Client
-	name    string
-	channel string
+	c        *Client
+	name     string
+	channel  string
+	kind     lockKind
+	tokenKey string    // fenced: the token counter
+	spin     *spinLock // spin: its backoff
 }
+
+// lockKind is the lock type a Lock handle implements: what its acquire script is and how
+// its reply reads, and how its callers wait.
+type lockKind uint8
+
+const (
+	reentrant    lockKind = iota // Redisson's RLock
+	fenced                       // RFencedLock: a reentrant lock that issues tokens
+	nonReentrant                 // getNonReentrantLock: a holder cannot take it again
+	spin                         // RSpinLock: waiters poll, releases publish nothing
+)
 
 // Name returns the lock's name, which is its Redis key.
 func (l *Lock) Name() string { return l.name }
@@ -95,15 +113,21 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 // Held reads the client's own table of holds and sends nothing to Redis. It returns
 // ErrNotHeld when ctx's owner holds no lock by this name through this Client.
 func (l *Lock) Held(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	hctx, stop, _, err := l.held(ctx)
+	return hctx, stop, err
+}
+
+// held is Held, with the token of the hold's latest acquisition (fenced locks).
+func (l *Lock) held(ctx context.Context) (context.Context, context.CancelFunc, int64, error) {
 	field, err := l.ownerField(ctx)
 	if err != nil {
-		return nil, nil, l.fail("Held", err)
+		return nil, nil, 0, l.fail("Held", err)
 	}
-	hctx, stop, ok := l.c.holds.watch(l.name, field, ctx)
+	hctx, stop, token, ok := l.c.holds.watch(l.name, field, ctx)
 	if !ok {
-		return nil, nil, l.fail("Held", ErrNotHeld)
+		return nil, nil, 0, l.fail("Held", ErrNotHeld)
 	}
-	return hctx, stop, nil
+	return hctx, stop, token, nil
 }
 
 // check returns ErrEmptyName for a handle without a name and ErrClosed after Close.
@@ -113,6 +137,9 @@ func (l *Lock) check() error {
 	}
 	if l.c.closed.Load() {
 		return ErrClosed
+	}
+	if l.spin != nil {
+		return l.spin.invalid
 	}
 	return nil
 }

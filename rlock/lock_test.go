@@ -274,7 +274,7 @@ func TestOwnerHandOff(t *testing.T) {
 
 func TestErrorsAreDistinct(t *testing.T) {
 	all := []error{ErrClosed, ErrNilClient, ErrEmptyName, ErrInvalidLease, ErrInvalidWait,
-		ErrInvalidOptions, ErrNoOwner, ErrLocked, ErrNotHeld, ErrLockLost, ErrReleased, ErrNotReplicated}
+		ErrInvalidOptions, ErrNoOwner, ErrLocked, ErrNotHeld, ErrLockLost, ErrReleased, ErrNotReplicated, ErrReentry}
 	for i, a := range all {
 		for j, b := range all {
 			assert.Equal(t, i == j, errors.Is(a, b), "%v vs %v", a, b)

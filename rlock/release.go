@@ -95,8 +95,9 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 		lease = l.c.leaseMs
 	}
 	ks := []string{l.name, l.channel, latch}
-	args := append([]string{"0", lease, field, l.c.publish[0],
-		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, l.c.publish[1:]...)
+	pub := l.publishes()
+	args := append([]string{"0", lease, field, pub[0],
+		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, pub[1:]...)
 	var res rueidis.RedisResult
 	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
@@ -162,7 +163,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
 	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
-	ks, args := []string{l.name, l.channel}, append([]string{"0"}, l.c.publish...)
+	ks, args := []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
 	if l.c.replicas == nil {
 		n, err := lua.ForceRelease.Exec(ctx, l.c.rc, ks, args).AsInt64()
 		return n == 1, l.fail("ForceUnlock", err)
@@ -174,6 +175,17 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 			"lock", l.name, "error", unconfirmed)
 	}
 	return n == 1, l.fail("ForceUnlock", err)
+}
+
+// silent is the publish argument of the release scripts that publishes nothing.
+var silent = []string{""}
+
+// publishes returns the publish commands of l's releases: none for a spin lock.
+func (l *Lock) publishes() []string {
+	if l.kind == spin {
+		return silent
+	}
+	return l.c.publish
 }
 
 // transient reports whether err is neither a reply (nil included) nor a Redis error: the

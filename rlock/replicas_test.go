@@ -287,3 +287,40 @@ func TestConnectedReplicas(t *testing.T) {
 		assert.Equal(t, want, connectedReplicas(in), "%q", in)
 	}
 }
+
+// The other lock types go through the same replica sync: a fenced acquisition that a
+// replica confirmed is on the replica with its token counter when Lock returns; one that no
+// replica confirmed is given back (its tokens are spent, so later ones stay larger); a
+// non-reentrant re-acquisition is refused without a give-back; a spin lock's
+// acquisition is given back and retried like the RLock's.
+func TestReplicaSyncOtherTypes(t *testing.T) {
+	p := startReplicated(t)
+	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond})
+	ctx := NewOwner(redistest.Context(t, 30*time.Second))
+	name := redistest.Name(t)
+	f := c.NewFencedLock(name)
+	tok, err := f.Lock(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, redistest.HGetAll(t, p.m, name), redistest.HGetAll(t, p.r, name), "on the replica when Lock returns")
+	v, err := p.r.Do(ctx, p.r.B().Get().Key("redisson_lock_token:{"+name+"}").Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Equal(t, tok, v, "and so is the token counter")
+	require.NoError(t, f.Unlock(ctx))
+
+	nr := c.NewNonReentrantLock(redistest.Name(t))
+	require.NoError(t, nr.Lock(ctx))
+	assert.ErrorIs(t, nr.Lock(ctx), ErrReentry)
+	require.NoError(t, nr.Unlock(ctx))
+
+	resume := p.pauseReplica(t)
+	defer resume()
+	_, err = f.Lock(ctx)
+	require.ErrorIs(t, err, ErrNotReplicated)
+	assert.Empty(t, redistest.HGetAll(t, p.m, name), "every try given back")
+	spent, err := f.Token(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, tok+3, spent, "three tries, three tokens spent")
+	spin := c.NewSpinLock(redistest.Name(t), SpinBackoff{})
+	require.ErrorIs(t, spin.Lock(ctx), ErrNotReplicated)
+	assert.Equal(t, 0, c.holds.count(), "nothing recorded")
+}

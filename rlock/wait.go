@@ -23,6 +23,7 @@ type attempt struct {
 	acquired bool
 	expires  bool          // not acquired: the holder's key has a TTL
 	ttl      time.Duration // not acquired, expires: the holder's remaining lease
+	token    int64         // acquired: the fencing token (fenced locks)
 }
 
 // waitFor is the waiting core of the lock types, Redisson's waiter loop: try once; when the

@@ -82,6 +82,42 @@ func TestF4PausedHolderProcess(t *testing.T) {
 	assert.Equal(t, "waiter", data)
 }
 
+// F4 with a FencedLock: the tokens come from the lock itself. A holder process paused past
+// its lease holds token n; the next holder's acquisition is issued a larger one, and the
+// fenced resource rejects the resumed holder's write, made with its stale token.
+func TestF4FencedLockPausedHolder(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := redistest.Name(t)
+	const watchdog = 900 * time.Millisecond
+	holder := startHolderOf(t, "fenced", srv.Addr, name, watchdog)
+	holder.signal(syscall.SIGSTOP)
+
+	c, err := rlock.New(context.Background(), rc, rlock.Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	f := c.NewFencedLock(name)
+	ctx := rlock.NewOwner(redistest.Context(t, 30*time.Second))
+	tok, err := f.Lock(ctx)
+	require.NoError(t, err, "the lease of the paused holder runs out")
+	require.Greater(t, tok, holder.token)
+	ok, err := write(ctx, rc, name, tok, "waiter")
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	holder.signal(syscall.SIGCONT)
+	assert.Contains(t, holder.next("lost", 10*time.Second), "lock_lost")
+	holder.send("write")
+	assert.Equal(t, "write rejected", holder.next("write", 10*time.Second), "the stale token is fenced off")
+	holder.send("unlock")
+	assert.Contains(t, holder.next("unlock", 10*time.Second), "not_held")
+	require.NoError(t, f.Unlock(ctx))
+	data, err := rc.Do(ctx, rc.B().Get().Key("fence:"+name+":data").Build()).ToString()
+	require.NoError(t, err)
+	assert.Equal(t, "waiter", data)
+	t.Logf("paused holder's token %d, next holder's %d", holder.token, tok)
+}
+
 // F5: redis-server stopped (SIGSTOP) under in-flight acquire, renew and unlock. Every call
 // returns by its bound, an abandoned acquire leaves no hold, and renewal reports the loss.
 func TestF5PausedServer(t *testing.T) {

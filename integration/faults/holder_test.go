@@ -19,15 +19,16 @@ import (
 )
 
 // The holder is this test binary run again as a separate process (env holderEnv set): it
-// takes a watchdog lock, takes a fencing token, and then answers commands on stdin:
-// "write" (a fenced write with its token) and "unlock". It reports on stdout:
+// takes a watchdog lock, takes a fencing token (with a Lock, an INCR of a counter of its
+// own; with a FencedLock, the token of the acquisition), and then answers commands on
+// stdin: "write" (a fenced write with its token) and "unlock". It reports on stdout:
 // "locked <token>", "lost <cause>", "write ok|rejected", "unlock ok|<error>".
-const holderEnv = "GOREDISSON_FAULT_HOLDER" // "<redis addr> <lock name> <watchdog ms>"
+const holderEnv = "GOREDISSON_FAULT_HOLDER" // "<redis addr> <lock name> <watchdog ms> lock|fenced"
 
 func runHolder(spec string) int {
-	var addr, name string
+	var addr, name, kind string
 	var watchdogMs int64
-	if _, err := fmt.Sscan(spec, &addr, &name, &watchdogMs); err != nil {
+	if _, err := fmt.Sscan(spec, &addr, &name, &watchdogMs, &kind); err != nil {
 		fmt.Println("error", err)
 		return 2
 	}
@@ -44,17 +45,28 @@ func runHolder(spec string) int {
 		return 1
 	}
 	defer c.Close()
-	l := c.NewLock(name)
-	if err := l.Lock(ctx); err != nil {
-		fmt.Println("error", err)
-		return 1
+	var (
+		tok    int64
+		held   context.Context
+		stop   context.CancelFunc
+		unlock func(context.Context) error
+	)
+	if kind == "fenced" {
+		f := c.NewFencedLock(name)
+		if tok, err = f.Lock(ctx); err == nil {
+			held, stop, _, err = f.Held(ctx)
+		}
+		unlock = f.Unlock
+	} else {
+		l := c.NewLock(name)
+		if err = l.Lock(ctx); err == nil {
+			tok, err = token(ctx, rc, name)
+		}
+		if err == nil {
+			held, stop, err = l.Held(ctx)
+		}
+		unlock = l.Unlock
 	}
-	tok, err := token(ctx, rc, name)
-	if err != nil {
-		fmt.Println("error", err)
-		return 1
-	}
-	held, stop, err := l.Held(ctx)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -79,7 +91,7 @@ func runHolder(spec string) int {
 				fmt.Println("write rejected")
 			}
 		case "unlock":
-			if err := l.Unlock(ctx); err != nil {
+			if err := unlock(ctx); err != nil {
 				fmt.Println("unlock", strings.ReplaceAll(err.Error(), " ", "_"))
 			} else {
 				fmt.Println("unlock ok")
@@ -100,10 +112,16 @@ type holderProc struct {
 
 // startHolder runs a holder process for lock name on addr and waits until it holds the lock.
 func startHolder(t *testing.T, addr, name string, watchdog time.Duration) *holderProc {
+	return startHolderOf(t, "lock", addr, name, watchdog)
+}
+
+// startHolderOf is startHolder for a holder of kind "lock" (a Lock) or "fenced" (a
+// FencedLock).
+func startHolderOf(t *testing.T, kind, addr, name string, watchdog time.Duration) *holderProc {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d", holderEnv, addr, name, watchdog.Milliseconds()))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %s", holderEnv, addr, name, watchdog.Milliseconds(), kind))
 	stdin, w, err := os.Pipe()
 	require.NoError(t, err)
 	cmd.Stdin = stdin

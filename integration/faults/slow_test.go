@@ -70,6 +70,31 @@ func TestF3RestartWithAOF(t *testing.T) {
 	}
 }
 
+// F3 with a FencedLock: with appendfsync always, the token counter survives a kill and a
+// restart, so the first token after the restart is larger than every token before it.
+func TestF3FencedTokenAfterAOFRestart(t *testing.T) {
+	slow(t)
+	srv := redistest.StartProcess(t, redistest.ProcessOptions{Args: []string{"--appendonly", "yes", "--appendfsync", "always"}})
+	name := redistest.Name(t)
+	c, err := rlock.New(context.Background(), srv.Client(t), rlock.Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	f := c.NewFencedLock(name)
+	ctx := rlock.NewOwner(redistest.Context(t, time.Minute))
+	before, err := f.Lock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, f.Unlock(ctx))
+	srv.Kill(t)
+	srv.Restart(t)
+	c2, err := rlock.New(context.Background(), srv.Client(t), rlock.Options{})
+	require.NoError(t, err)
+	t.Cleanup(c2.Close)
+	after, err := c2.NewFencedLock(name).Lock(ctx)
+	require.NoError(t, err)
+	t.Logf("token before kill %d, first token after restart %d", before, after)
+	assert.Greater(t, after, before, "tokens stay strictly increasing")
+}
+
 // strictFence accepts a token only when it is greater than every token accepted before.
 type strictFence struct {
 	mu   sync.Mutex

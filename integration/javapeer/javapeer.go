@@ -212,7 +212,10 @@ func (p *Peer) Stderr() string { return p.stderr.String() }
 
 // Do sends `ID OWNER CMD ARGS...` and waits for its reply. Owner commands: lock NAME [LEASE_MS],
 // trylock NAME [WAIT_MS LEASE_MS], unlock NAME, forceunlock NAME, islocked NAME, isheld NAME,
-// holdcount NAME, ttl NAME, incr KEY [SLEEP_MS], threadid. LEASE_MS -1 means watchdog.
+// holdcount NAME, ttl NAME, incr KEY [SLEEP_MS], threadid. LEASE_MS -1 means watchdog. The
+// lock commands run on another lock type as TYPE.CMD, TYPE one of fenced, spin, nonreentrant;
+// fenced.lock and fenced.trylock reply the token (trylock: "null" when not acquired), and
+// fenced.token NAME the latest token.
 // With owner "" it sends a global command: clientid, ping, version, quit.
 //
 // A Java exception is a Reply with OK false, not an error; error is for transport problems

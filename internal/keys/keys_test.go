@@ -3,10 +3,10 @@ package keys
 import "testing"
 
 func TestTaggedNames(t *testing.T) {
-	cases := []struct{ name, channel, latch string }{
-		{"order:42", "redisson_lock__channel:{order:42}", "redisson_unlock_latch:{order:42}:abc"},
-		{"{user}:1", "redisson_lock__channel:{user}:1", "redisson_unlock_latch:{user}:1:abc"},
-		{"a{b", "redisson_lock__channel:a{b", "redisson_unlock_latch:a{b:abc"},
+	cases := []struct{ name, channel, latch, token string }{
+		{"order:42", "redisson_lock__channel:{order:42}", "redisson_unlock_latch:{order:42}:abc", "redisson_lock_token:{order:42}"},
+		{"{user}:1", "redisson_lock__channel:{user}:1", "redisson_unlock_latch:{user}:1:abc", "redisson_lock_token:{user}:1"},
+		{"a{b", "redisson_lock__channel:a{b", "redisson_unlock_latch:a{b:abc", "redisson_lock_token:a{b"},
 	}
 	for _, c := range cases {
 		if got := LockChannel(c.name); got != c.channel {
@@ -14,6 +14,9 @@ func TestTaggedNames(t *testing.T) {
 		}
 		if got := UnlockLatch(c.name, "abc"); got != c.latch {
 			t.Errorf("UnlockLatch(%q) = %q, want %q", c.name, got, c.latch)
+		}
+		if got := FencingToken(c.name); got != c.token {
+			t.Errorf("FencingToken(%q) = %q, want %q", c.name, got, c.token)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import "strings"
 const (
 	lockChannelPrefix = "redisson_lock__channel"
 	unlockLatchPrefix = "redisson_unlock_latch"
+	fencingPrefix     = "redisson_lock_token"
 )
 
 // Tagged returns name in hash-tagged form, as Redisson does: "{name}" when name has no
@@ -31,4 +32,10 @@ func LockChannel(name string) string {
 // retry of the same request replays it: "redisson_unlock_latch:{name}:<requestID>".
 func UnlockLatch(name, requestID string) string {
 	return Prefixed(unlockLatchPrefix, name) + ":" + requestID
+}
+
+// FencingToken is the counter of a fenced lock's tokens: "redisson_lock_token:{name}", a
+// string key without TTL that every acquisition increments.
+func FencingToken(name string) string {
+	return Prefixed(fencingPrefix, name)
 }

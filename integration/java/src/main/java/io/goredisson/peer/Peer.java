@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.redisson.Redisson;
 import org.redisson.api.RBucket;
+import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -148,31 +149,41 @@ public final class Peer {
             }
         }
 
-        private String execute(String cmd, String[] a) throws Exception {
+        private String execute(String command, String[] a) throws Exception {
+            // "TYPE.CMD" runs CMD on another lock type: fenced, spin, nonreentrant.
+            int dot = command.indexOf('.');
+            String type = dot < 0 ? "" : command.substring(0, dot);
+            String cmd = command.substring(dot + 1);
+            if (type.equals("fenced")) {
+                String token = fenced(cmd, a);
+                if (token != null) {
+                    return token;
+                }
+            }
             switch (cmd) {
                 case "lock": {
                     long lease = a.length > 1 ? Long.parseLong(a[1]) : -1;
                     if (lease == -1) {
-                        lock(a).lock();
+                        lock(type, a).lock();
                     } else {
-                        lock(a).lock(lease, TimeUnit.MILLISECONDS);
+                        lock(type, a).lock(lease, TimeUnit.MILLISECONDS);
                     }
                     return "true";
                 }
                 case "trylock":
                     if (a.length == 1) {
-                        return String.valueOf(lock(a).tryLock());
+                        return String.valueOf(lock(type, a).tryLock());
                     }
                     need(a, 3);
-                    return String.valueOf(lock(a).tryLock(Long.parseLong(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                    return String.valueOf(lock(type, a).tryLock(Long.parseLong(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
                 case "unlock":
-                    lock(a).unlock();
+                    lock(type, a).unlock();
                     return VOID;
-                case "forceunlock": return String.valueOf(lock(a).forceUnlock());
-                case "islocked":    return String.valueOf(lock(a).isLocked());
-                case "isheld":      return String.valueOf(lock(a).isHeldByCurrentThread());
-                case "holdcount":   return String.valueOf(lock(a).getHoldCount());
-                case "ttl":         return String.valueOf(lock(a).remainTimeToLive());
+                case "forceunlock": return String.valueOf(lock(type, a).forceUnlock());
+                case "islocked":    return String.valueOf(lock(type, a).isLocked());
+                case "isheld":      return String.valueOf(lock(type, a).isHeldByCurrentThread());
+                case "holdcount":   return String.valueOf(lock(type, a).getHoldCount());
+                case "ttl":         return String.valueOf(lock(type, a).remainTimeToLive());
                 case "incr": {      // deliberately NOT atomic: GET, optional sleep, SET value+1
                     need(a, 1);
                     RBucket<String> b = redisson.getBucket(a[0], StringCodec.INSTANCE);
@@ -191,9 +202,49 @@ public final class Peer {
             }
         }
 
-        private RLock lock(String[] a) {
+        /** The fenced lock's token commands; null for the commands it shares with RLock. */
+        private String fenced(String cmd, String[] a) throws Exception {
+            RFencedLock l = (RFencedLock) lock("fenced", a);
+            switch (cmd) {
+                case "lock": {
+                    long lease = a.length > 1 ? Long.parseLong(a[1]) : -1;
+                    return String.valueOf(lease == -1 ? l.lockAndGetToken() : l.tryLockAndGetToken(-1, lease, TimeUnit.MILLISECONDS));
+                }
+                case "trylock":
+                    if (a.length == 1) { // tryLockAndGetToken() itself waits without bound (its wait is -1)
+                        return String.valueOf(l.tryLockAndGetToken(0, -1, TimeUnit.MILLISECONDS));
+                    }
+                    need(a, 3);
+                    return String.valueOf(l.tryLockAndGetToken(Long.parseLong(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                case "token":
+                    return String.valueOf(l.getToken());
+                default:
+                    return null;
+            }
+        }
+
+        private RLock lock(String type, String[] a) throws Exception {
             need(a, 1);
-            return locks.computeIfAbsent(a[0], redisson::getLock);
+            String key = type + ":" + a[0];
+            RLock l = locks.get(key);
+            if (l == null) {
+                l = newLock(type, a[0]);
+                locks.put(key, l);
+            }
+            return l;
+        }
+
+        private RLock newLock(String type, String name) throws Exception {
+            switch (type) {
+                case "":       return redisson.getLock(name);
+                case "fenced": return redisson.getFencedLock(name);
+                case "spin":   return redisson.getSpinLock(name);
+                case "nonreentrant":
+                    // Redisson 4.4+; looked up by name so that the peer builds with 3.x too.
+                    return (RLock) redisson.getClass().getMethod("getNonReentrantLock", String.class).invoke(redisson, name);
+                default:
+                    throw new IllegalArgumentException("unknown lock type: " + type);
+            }
         }
     }
 
