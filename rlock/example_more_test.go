@@ -189,3 +189,37 @@ func ExampleFencedLock_Do() {
 	// true
 	// <nil>
 }
+
+// A non-reentrant lock refuses a second acquisition by its holder at once, as Redisson's
+// does, instead of counting it.
+func ExampleClient_NewNonReentrantLock() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	job := locks.NewNonReentrantLock("example:job")
+	ctx := rlock.NewOwner(context.Background())
+	fmt.Println(job.Lock(ctx))
+	fmt.Println(errors.Is(job.Lock(ctx), rlock.ErrReentry))
+	fmt.Println(job.Unlock(ctx))
+	// Output:
+	// <nil>
+	// true
+	// <nil>
+}
+
+// A spin lock waits by polling with a growing back-off instead of pub/sub, for servers where
+// pub/sub is unavailable; the zero SpinBackoff is Redisson's (1 ms doubling to 128 ms).
+func ExampleClient_NewSpinLock() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	l := locks.NewSpinLock("example:spin", rlock.SpinBackoff{})
+	holder := rlock.NewOwner(context.Background())
+	_ = l.Lock(holder)
+
+	waiter := rlock.NewOwner(context.Background())
+	acquired := make(chan error)
+	go func() { acquired <- l.TryLock(waiter, 5*time.Second, 0) }()
+	_ = l.Unlock(holder)
+	fmt.Println(<-acquired) // at the waiter's next attempt, within 128 ms
+	_ = l.Unlock(waiter)
+	// Output: <nil>
+}
