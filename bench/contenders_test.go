@@ -1,7 +1,7 @@
 package bench
 
 // The lock libraries TestCompare puts side by side. Every peer is used the way its README
-// shows, with the settings of shared/docs/peers.md §7; the only additions are counters,
+// shows, with each peer's documented single-node settings; the only additions are counters,
 // hooked in where the library itself offers a hook (redsync's delay function, bsm's
 // RetryStrategy, rueidislock's ClientBuilder), so that a handoff's holder can tell when a
 // waiter has made a failed attempt and is now waiting.
@@ -225,8 +225,8 @@ func (c *countingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.
 }
 
 // newRueidislockProc: one Locker (its own rueidis client, with client-side-caching
-// invalidations) with KeyMajority 1 and NoLoopTracking, the single-node settings of
-// peers.md §7; other options default (KeyValidity 5 s, extended every 2.5 s).
+// invalidations) with KeyMajority 1 and NoLoopTracking, the single-node settings its
+// documentation gives; other options default (KeyValidity 5 s, extended every 2.5 s).
 func newRueidislockProc(t testing.TB, srv *redistest.Server, id string) proc {
 	return newRueidislock(t, srv, id, rueidislock.LockerOption{})
 }

@@ -245,7 +245,7 @@ func renderCompare(r *compareResult) string {
 			}
 		}
 		p("### (c) for context: long holds, one waiter\n\n")
-		p("The same procedure with the holder keeping the lock 100 ms (+ 1-5 ms) once every waiter waits (%d blocks × %d handoffs per contender): polling peers keep polling while the lock is held, push-based ones wait quietly. And with 1 waiter (2 participants; %d blocks × %d handoffs), the setting of shared/docs/peers.md §4.2.\n\n",
+		p("The same procedure with the holder keeping the lock 100 ms (+ 1-5 ms) once every waiter waits (%d blocks × %d handoffs per contender): polling peers keep polling while the lock is held, push-based ones wait quietly. And with 1 waiter (2 participants; %d blocks × %d handoffs), the setting of the best-known single-waiter comparison.\n\n",
 			vh.blocks, vh.perBlock, vo.blocks, vo.perBlock)
 		p("| contender | 100 ms holds: p50 | p99 | Redis commands / acq | scripts / acq | failed attempts / acq | stalls | 1 waiter: p50 | p99 | Redis commands / acq | scripts / acq | failed attempts / acq | stalls |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for i := range hold {
