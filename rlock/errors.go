@@ -51,7 +51,8 @@ var (
 	// positive.
 	ErrInvalidCount = errors.New("rlock: invalid count")
 	// ErrInvalidPermits is returned by the Semaphore calls that take a number of permits when
-	// it is not positive.
+	// it is out of range: not positive (Acquire, TryAcquire, Release), negative
+	// (TrySetPermits) or zero (AddPermits).
 	ErrInvalidPermits = errors.New("rlock: invalid permits")
 )
 

@@ -3,6 +3,7 @@ package rlock_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -24,4 +25,26 @@ func ExampleCountDownLatch() {
 	}
 	fmt.Println(latch.Await(ctx))
 	// Output: <nil>
+}
+
+// A semaphore bounds how many callers, Java's and Go's, work at once.
+func ExampleSemaphore() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	ctx := context.Background()
+	sem := locks.NewSemaphore("example:semaphore")
+	_, _ = sem.DrainPermits(ctx)
+	defer sem.DrainPermits(ctx)
+	if err := sem.AddPermits(ctx, 2); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := sem.Acquire(ctx, 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sem.Release(ctx, 1)
+	ok, err := sem.TryAcquire(ctx, 2, 100*time.Millisecond) // only 1 left
+	fmt.Println(ok, err)
+	// Output: false <nil>
 }

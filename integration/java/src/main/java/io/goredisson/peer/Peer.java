@@ -18,6 +18,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.redisson.Redisson;
+import org.redisson.api.RAtomicLong;
 import org.redisson.api.RBucket;
 import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RFencedLock;
@@ -255,6 +256,17 @@ public final class Peer {
                     return VOID;
                 case "available":
                     return String.valueOf(s.availablePermits());
+                case "inside": { // sem.inside NAME COUNTER: acquire(1), INCR COUNTER, DECR COUNTER, release(1)
+                    need(a, 2);
+                    RAtomicLong inside = redisson.getAtomicLong(a[1]);
+                    s.acquire(1);
+                    try {
+                        return String.valueOf(inside.incrementAndGet());
+                    } finally {
+                        inside.decrementAndGet();
+                        s.release(1);
+                    }
+                }
                 default:
                     throw new IllegalArgumentException("unknown semaphore command: " + cmd);
             }
