@@ -90,20 +90,11 @@ func (l *CountDownLatch) Await(ctx context.Context) error {
 	if err := l.check(); err != nil {
 		return l.fail("Await", err)
 	}
-	err := l.c.waitFor(ctx, unbounded, l.channel, latchRule, func() (attempt, error) {
+	err := l.c.waitFor(ctx, unbounded, l.channel, pubsub.LatchRule, func() (attempt, error) {
 		n, err := l.count(ctx)
 		return attempt{acquired: n <= 0}, err
 	})
 	return l.fail("Await", err)
-}
-
-// latchRule is the rule of Redisson's CountDownLatchPubSub: "0" (the count reached zero)
-// wakes every waiter; "1" (a new count) wakes none.
-func latchRule(message string) pubsub.Wake {
-	if message == "0" {
-		return pubsub.WakeAll
-	}
-	return pubsub.WakeNone
 }
 
 // Delete deletes the latch and, when it existed, publishes "1" and reports true. Awaiters

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/goredisson/goredisson/internal/backoff"
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/pubsub"
@@ -22,8 +23,10 @@ import (
 //
 // Handles are cheap and safe for concurrent use. Every method returns ErrEmptyName for a
 // handle with an empty name and ErrClosed once the Client is closed, and every error names
-// the method and the semaphore (`rlock: Acquire "sem:1": …`). Its writes do not wait for
-// replicas (Options.ReplicaSync applies to locks only).
+// the method and the semaphore (`rlock: Acquire "sem:1": …`). With replica sync on
+// (Options.ReplicaSync) its writes wait for the master's replicas as the lock writes do:
+// permits taken that no replica confirmed are given back and taken again, and an acquire
+// returns ErrNotReplicated after three tries.
 type Semaphore struct {
 	c       *Client
 	name    string
@@ -76,21 +79,46 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait waitBound) error 
 	if err := s.checkPermits(n, 1); err != nil {
 		return err
 	}
-	args := []string{strconv.FormatInt(n, 10)}
-	return s.c.waitFor(ctx, wait, s.channel, semaphoreRule, func() (attempt, error) {
-		ok, err := lua.SemaphoreTryAcquire.Exec(ctx, s.c.rc, []string{s.name}, args).AsBool()
+	return s.c.waitFor(ctx, wait, s.channel, pubsub.SemaphoreRule, func() (attempt, error) {
+		ok, err := s.try(ctx, n)
 		return attempt{acquired: ok}, err
 	})
 }
 
-// semaphoreRule is the rule of Redisson's SemaphorePubSub: a message is the number of
-// available permits, and wakes that many waiters.
-func semaphoreRule(message string) pubsub.Wake {
-	n, err := strconv.Atoi(message)
-	if err != nil {
-		return pubsub.WakeNone
+// try runs the acquire script once. With replica sync, permits taken that no replica
+// confirmed are given back and taken again after a pause, replicaSyncTries tries in all;
+// ErrNotReplicated when none was confirmed.
+func (s *Semaphore) try(ctx context.Context, n int64) (bool, error) {
+	args := []string{strconv.FormatInt(n, 10)}
+	var retry *backoff.Backoff
+	for tries := 1; ; tries++ {
+		res, unconfirmed := s.exec(ctx, lua.SemaphoreTryAcquire, []string{s.name}, args)
+		ok, err := res.AsBool()
+		if err != nil || !ok || unconfirmed == nil {
+			return ok, err
+		}
+		if err := s.publishing(ctx, lua.SemaphoreRelease, n).Error(); err != nil {
+			return false, err
+		}
+		if tries == replicaSyncTries {
+			return false, ErrNotReplicated
+		}
+		if retry == nil {
+			retry = newSyncRetry()
+		}
+		if !retry.Wait(ctx) {
+			return false, ctx.Err()
+		}
 	}
-	return pubsub.WakeN(n)
+}
+
+// exec runs script once; with replica sync on, WAIT follows it, and the error is
+// errUnconfirmed when no replica confirmed the write.
+func (s *Semaphore) exec(ctx context.Context, script lua.Script, ks, args []string) (rueidis.RedisResult, error) {
+	if s.c.replicas == nil {
+		return script.Exec(ctx, s.c.rc, ks, args), nil
+	}
+	return s.c.replicas.exec(ctx, script, ks, args)
 }
 
 // Release gives n permits back and publishes the new number of available permits, which
@@ -137,10 +165,12 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 }
 
 // publishing runs script, one of those that publish, with permits n and the Client's
-// publish commands.
+// publish commands, followed by WAIT with replica sync on. A write that no replica
+// confirmed is not undone: it stands on the master, as Java's does.
 func (s *Semaphore) publishing(ctx context.Context, script lua.Script, n int64) rueidis.RedisResult {
 	args := append([]string{strconv.FormatInt(n, 10)}, s.c.publish...)
-	return script.Exec(ctx, s.c.rc, []string{s.name, s.channel}, args)
+	res, _ := s.exec(ctx, script, []string{s.name, s.channel}, args)
+	return res
 }
 
 // checkPermits checks the handle, and that n is at least least.
