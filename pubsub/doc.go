@@ -12,10 +12,10 @@
 // Each lock type states its wake rule when it subscribes: a Rule maps a message to the
 // waiters it wakes (WakeN, WakeAll, WakeNone), and the waiters of one Subscriber on one
 // channel are woken in arrival order, skipping those with a wake-up pending. LockRule is
-// Redisson's rule for RLock and the read-write lock ("0" wakes one, "1" wakes all). Other
-// Redisson objects state theirs the same way: a fair lock has one channel per waiter, where
-// any message wakes it; a semaphore's message is the number of released permits, which
-// wakes that many; a countdown latch's "0" wakes all and its other messages none. A wake-up
+// Redisson's rule for RLock and the read-write lock ("0" wakes one, "1" wakes all);
+// SemaphoreRule wakes as many waiters as a semaphore's message says permits are available;
+// LatchRule wakes every waiter on a countdown latch's "0" and none on its other messages.
+// A fair lock would state its own: one channel per waiter, where any message wakes it. A wake-up
 // that a closing Waiter received but did not consume passes to the next waiter.
 //
 // When a subscription's connection is lost, the client reconnects and subscribes again; on

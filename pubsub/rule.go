@@ -1,5 +1,7 @@
 package pubsub
 
+import "strconv"
+
 // Wake is how many waiters one message wakes: none, a number of them, or all of them. The
 // zero value wakes none.
 type Wake struct {
@@ -35,4 +37,25 @@ func LockRule(message string) Wake {
 		return WakeAll
 	}
 	return WakeNone
+}
+
+// LatchRule is the rule of Redisson's CountDownLatchPubSub: "0" (the count reached zero)
+// wakes every waiter; "1" (a count set, or the latch deleted) and any other message wake
+// none.
+func LatchRule(message string) Wake {
+	if message == "0" {
+		return WakeAll
+	}
+	return WakeNone
+}
+
+// SemaphoreRule is the rule of Redisson's SemaphorePubSub: a message is the number of
+// available permits after a release, and wakes that many waiters; a message that is not a
+// decimal integer wakes none.
+func SemaphoreRule(message string) Wake {
+	n, err := strconv.Atoi(message)
+	if err != nil {
+		return WakeNone
+	}
+	return WakeN(n)
 }

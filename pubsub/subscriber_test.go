@@ -412,3 +412,14 @@ func TestChooseOutsideACluster(t *testing.T) {
 		assert.Equal(t, []string{"SPUBLISH", "PUBLISH"}, (Classic | Sharded).PublishCommands())
 	})
 }
+
+// TestSynchronizerRules: the rules of Redisson's CountDownLatchPubSub and SemaphorePubSub.
+func TestSynchronizerRules(t *testing.T) {
+	assert.Equal(t, WakeAll, LatchRule("0"))
+	assert.Equal(t, WakeNone, LatchRule("1"))
+	assert.Equal(t, WakeNone, LatchRule("x"))
+	assert.Equal(t, WakeN(5), SemaphoreRule("5"))
+	assert.Equal(t, WakeNone, SemaphoreRule("0"))
+	assert.Equal(t, WakeNone, SemaphoreRule("-2"))
+	assert.Equal(t, WakeNone, SemaphoreRule("x"))
+}

@@ -152,6 +152,18 @@ func (c *Client) goBackground(f func()) bool {
 	return true
 }
 
+// checkName returns ErrEmptyName for an empty name and ErrClosed after Close: the checks of
+// every call on a handle.
+func (c *Client) checkName(name string) error {
+	if name == "" {
+		return ErrEmptyName
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // field returns the hash field of owner o: "<client-uuid>:<owner>".
 func (c *Client) field(o Owner) string { return c.id + ":" + o.String() }
 

@@ -53,5 +53,13 @@
 // returns a Lock without pub/sub (Java's getSpinLock): its waiters poll with an
 // exponential backoff, and its releases publish nothing.
 //
+// # Synchronizers
+//
+// NewCountDownLatch returns a CountDownLatch (Java's getCountDownLatch): TrySetCount,
+// CountDown, Count, and Await, which returns once the count reaches zero. NewSemaphore
+// returns a Semaphore (Java's getSemaphore): permits that Acquire and TryAcquire take and
+// Release gives back, whoever took them. Neither has owners; their waiters sleep until the
+// latch's or the semaphore's message, without polling.
+//
 // Every method is safe for concurrent use.
 package rlock

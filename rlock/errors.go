@@ -47,6 +47,13 @@ var (
 	// when no replica of the master confirmed the acquisition in any of its tries; each
 	// unconfirmed acquisition was given back.
 	ErrNotReplicated = errors.New("rlock: no replica confirmed the acquisition")
+	// ErrInvalidCount is returned by CountDownLatch.TrySetCount for a count that is not
+	// positive.
+	ErrInvalidCount = errors.New("rlock: invalid count")
+	// ErrInvalidPermits is returned by the Semaphore calls that take a number of permits when
+	// it is out of range: not positive (Acquire, TryAcquire, Release), negative
+	// (TrySetPermits) or zero (AddPermits).
+	ErrInvalidPermits = errors.New("rlock: invalid permits")
 )
 
 // Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final
@@ -87,9 +94,12 @@ func (e *opError) Error() string {
 func (e *opError) Unwrap() error { return e.err }
 
 // fail wraps a non-nil err of method op on l.
-func (l *Lock) fail(op string, err error) error {
+func (l *Lock) fail(op string, err error) error { return failOn(op, l.name, err) }
+
+// failOn wraps a non-nil err of method op on the object called name.
+func failOn(op, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &opError{op: op, name: l.name, err: err}
+	return &opError{op: op, name: name, err: err}
 }

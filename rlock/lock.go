@@ -132,11 +132,8 @@ func (l *Lock) held(ctx context.Context) (context.Context, context.CancelFunc, i
 
 // check returns ErrEmptyName for a handle without a name and ErrClosed after Close.
 func (l *Lock) check() error {
-	if l.name == "" {
-		return ErrEmptyName
-	}
-	if l.c.closed.Load() {
-		return ErrClosed
+	if err := l.c.checkName(l.name); err != nil {
+		return err
 	}
 	if l.spin != nil {
 		return l.spin.invalid

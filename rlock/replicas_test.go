@@ -324,3 +324,27 @@ func TestReplicaSyncOtherTypes(t *testing.T) {
 	require.ErrorIs(t, spin.Lock(ctx), ErrNotReplicated)
 	assert.Equal(t, 0, c.holds.count(), "nothing recorded")
 }
+
+// TestReplicaSyncSemaphore: permits taken are on the replica when Acquire returns; with the
+// replica paused, each try's permits are given back and Acquire fails with
+// ErrNotReplicated, leaving the permits as they were.
+func TestReplicaSyncSemaphore(t *testing.T) {
+	p := startReplicated(t)
+	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond})
+	ctx := redistest.Context(t, 30*time.Second)
+	name := redistest.Name(t)
+	s := c.NewSemaphore(name)
+	_, err := s.TrySetPermits(ctx, 3)
+	require.NoError(t, err)
+	require.NoError(t, s.Acquire(ctx, 2))
+	v, err := redistest.Do(t, p.r, p.r.B().Get().Key(name).Build()).ToString()
+	require.NoError(t, err)
+	assert.Equal(t, "1", v, "on the replica when Acquire returns")
+
+	resume := p.pauseReplica(t)
+	defer resume()
+	assert.ErrorIs(t, s.Acquire(ctx, 1), ErrNotReplicated)
+	n, err := s.AvailablePermits(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "every try given back")
+}

@@ -21,6 +21,21 @@ func TestTaggedNames(t *testing.T) {
 	}
 }
 
+func TestSynchronizerChannels(t *testing.T) {
+	cases := []struct{ name, latch, semaphore string }{
+		{"job:7", "redisson_countdownlatch__channel__{job:7}", "redisson_sc:{job:7}"},
+		{"{user}:1", "redisson_countdownlatch__channel__{{user}:1}", "redisson_sc:{user}:1"},
+	}
+	for _, c := range cases {
+		if got := LatchChannel(c.name); got != c.latch {
+			t.Errorf("LatchChannel(%q) = %q, want %q", c.name, got, c.latch)
+		}
+		if got := SemaphoreChannel(c.name); got != c.semaphore {
+			t.Errorf("SemaphoreChannel(%q) = %q, want %q", c.name, got, c.semaphore)
+		}
+	}
+}
+
 func TestSlot(t *testing.T) {
 	// Values from CLUSTER KEYSLOT on Redis 7.0.
 	cases := map[string]uint16{

@@ -39,3 +39,15 @@ func UnlockLatch(name, requestID string) string {
 func FencingToken(name string) string {
 	return Prefixed(fencingPrefix, name)
 }
+
+// LatchChannel is the pub/sub channel of countdown latch name:
+// "redisson_countdownlatch__channel__{name}", always with braces and without a colon, even
+// when name has a '{' of its own.
+func LatchChannel(name string) string {
+	return "redisson_countdownlatch__channel__{" + name + "}"
+}
+
+// SemaphoreChannel is the pub/sub channel of semaphore name: "redisson_sc:{name}".
+func SemaphoreChannel(name string) string {
+	return Prefixed("redisson_sc", name)
+}

@@ -18,9 +18,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.redisson.Redisson;
+import org.redisson.api.RAtomicLong;
 import org.redisson.api.RBucket;
+import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
+import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.ClusterServersConfig;
@@ -154,6 +157,12 @@ public final class Peer {
             int dot = command.indexOf('.');
             String type = dot < 0 ? "" : command.substring(0, dot);
             String cmd = command.substring(dot + 1);
+            if (type.equals("latch")) {
+                return latch(cmd, a);
+            }
+            if (type.equals("sem")) {
+                return semaphore(cmd, a);
+            }
             if (type.equals("fenced")) {
                 String token = fenced(cmd, a);
                 if (token != null) {
@@ -199,6 +208,67 @@ public final class Peer {
                     return String.valueOf(Thread.currentThread().getId());
                 default:
                     throw new IllegalArgumentException("unknown command: " + cmd);
+            }
+        }
+
+        /** latch.CMD NAME ...: the countdown latch called NAME (RCountDownLatch). */
+        private String latch(String cmd, String[] a) throws Exception {
+            need(a, 1);
+            RCountDownLatch l = redisson.getCountDownLatch(a[0]);
+            switch (cmd) {
+                case "setcount":
+                    need(a, 2);
+                    return String.valueOf(l.trySetCount(Long.parseLong(a[1])));
+                case "countdown":
+                    l.countDown();
+                    return VOID;
+                case "count":
+                    return String.valueOf(l.getCount());
+                case "await": // latch.await NAME [WAIT_MS]: true once open, false when WAIT_MS passed
+                    if (a.length == 1) {
+                        l.await();
+                        return "true";
+                    }
+                    return String.valueOf(l.await(Long.parseLong(a[1]), TimeUnit.MILLISECONDS));
+                default:
+                    throw new IllegalArgumentException("unknown latch command: " + cmd);
+            }
+        }
+
+        /** sem.CMD NAME ...: the semaphore called NAME (RSemaphore). */
+        private String semaphore(String cmd, String[] a) throws Exception {
+            need(a, 1);
+            RSemaphore s = redisson.getSemaphore(a[0]);
+            switch (cmd) {
+                case "setpermits":
+                    need(a, 2);
+                    return String.valueOf(s.trySetPermits(Integer.parseInt(a[1])));
+                case "acquire":
+                    need(a, 2);
+                    s.acquire(Integer.parseInt(a[1]));
+                    return "true";
+                case "tryacquire": // sem.tryacquire NAME PERMITS WAIT_MS
+                    need(a, 3);
+                    return String.valueOf(s.tryAcquire(Integer.parseInt(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                case "release":
+                    need(a, 2);
+                    s.release(Integer.parseInt(a[1]));
+                    return VOID;
+                case "available":
+                    return String.valueOf(s.availablePermits());
+                case "inside": { // sem.inside NAME COUNTER: acquire(1), INCR COUNTER, DECR COUNTER, release(1)
+                    need(a, 2);
+                    RAtomicLong inside = redisson.getAtomicLong(a[1]);
+                    s.acquire(1);
+                    try {
+                        return String.valueOf(inside.incrementAndGet());
+                    } finally {
+                        inside.decrementAndGet();
+                        s.release(1);
+                    }
+                }
+                default:
+                    throw new IllegalArgumentException("unknown semaphore command: " + cmd);
             }
         }
 

@@ -1,0 +1,67 @@
+package lua
+
+// The scripts of the countdown latch, Redisson's RCountDownLatch. The latch is a string key
+// holding the count; its channel is "redisson_countdownlatch__channel__{name}". Each script
+// takes the publish commands ("PUBLISH", "SPUBLISH" or both) as its last arguments and
+// publishes its message once per command.
+
+// LatchTrySetCount sets the count of a latch that has none.
+//
+//	KEYS[1] latch name
+//	KEYS[2] latch channel
+//	ARGV[1] message published when the count is set: "1"
+//	ARGV[2] count
+//	ARGV[3…] publish commands
+//
+// When the key is missing it is set to the count, ARGV[1] is published and the reply is 1;
+// otherwise nothing changes and the reply is 0.
+var LatchTrySetCount = newScript(`
+if redis.call('exists', KEYS[1]) == 0 then
+	redis.call('set', KEYS[1], ARGV[2])
+	for i = 3, #ARGV do
+		redis.call(ARGV[i], KEYS[2], ARGV[1])
+	end
+	return 1
+end
+return 0
+`, false)
+
+// LatchCountDown decrements the count of a latch.
+//
+//	KEYS[1] latch name
+//	KEYS[2] latch channel
+//	ARGV[1] message published when the count reaches zero: "0"
+//	ARGV[2…] publish commands
+//
+// The count is decremented (a missing key counts as 0); at zero or below the key is deleted,
+// and at exactly zero ARGV[1] is published. The reply is nil.
+var LatchCountDown = newScript(`
+local v = redis.call('decr', KEYS[1])
+if v <= 0 then
+	redis.call('del', KEYS[1])
+end
+if v == 0 then
+	for i = 2, #ARGV do
+		redis.call(ARGV[i], KEYS[2], ARGV[1])
+	end
+end
+`, false)
+
+// LatchDelete deletes a latch.
+//
+//	KEYS[1] latch name
+//	KEYS[2] latch channel
+//	ARGV[1] message published when the key existed: "1"
+//	ARGV[2…] publish commands
+//
+// When the key existed it is deleted, ARGV[1] is published and the reply is 1; otherwise the
+// reply is 0.
+var LatchDelete = newScript(`
+if redis.call('del', KEYS[1]) == 1 then
+	for i = 2, #ARGV do
+		redis.call(ARGV[i], KEYS[2], ARGV[1])
+	end
+	return 1
+end
+return 0
+`, false)

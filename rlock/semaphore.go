@@ -1,0 +1,187 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/backoff"
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/lua"
+	"github.com/goredisson/goredisson/pubsub"
+)
+
+// Semaphore is a counting semaphore shared with Java Redisson's RSemaphore of the same name:
+// its available permits are the string key name, and its channel "redisson_sc:{name}"
+// carries the new number of available permits after each release. A semaphore with no key
+// has no permits. Permits are not owned: any caller may release permits it never acquired,
+// as with Java's.
+//
+// Handles are cheap and safe for concurrent use. Every method returns ErrEmptyName for a
+// handle with an empty name and ErrClosed once the Client is closed, and every error names
+// the method and the semaphore (`rlock: Acquire "sem:1": …`). With replica sync on
+// (Options.ReplicaSync) its writes wait for the master's replicas as the lock writes do:
+// permits taken that no replica confirmed are given back and taken again, and an acquire
+// returns ErrNotReplicated after three tries.
+type Semaphore struct {
+	c       *Client
+	name    string
+	channel string
+}
+
+// NewSemaphore returns the handle of the semaphore called name, as Java's getSemaphore(name).
+// Like NewLock it never fails.
+func (c *Client) NewSemaphore(name string) *Semaphore {
+	return &Semaphore{c: c, name: name, channel: keys.SemaphoreChannel(name)}
+}
+
+// Name returns the semaphore's name, its Redis key.
+func (s *Semaphore) Name() string { return s.name }
+
+// TrySetPermits sets the available permits to n if the semaphore has no key, publishes n
+// and reports true; otherwise it changes nothing and reports false. It returns
+// ErrInvalidPermits for a negative n.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if err := s.checkPermits(n, 0); err != nil {
+		return false, s.fail("TrySetPermits", err)
+	}
+	set, err := s.publishing(ctx, lua.SemaphoreTrySetPermits, n).AsBool()
+	return set, s.fail("TrySetPermits", err)
+}
+
+// Acquire takes n permits, waiting as long as ctx allows until n are available together.
+// While too few are available it sleeps until a release is published (a message v wakes
+// the v earliest waiters of this process, as in Java) and does not poll. It returns
+// ErrInvalidPermits for n ≤ 0, and ctx.Err() when ctx ends first, having taken nothing.
+func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	return s.fail("Acquire", s.acquire(ctx, n, unbounded))
+}
+
+// TryAcquire is Acquire bounded by wait: it reports false, having taken nothing, when n
+// permits did not become available within wait; a wait of 0 makes a single attempt. It
+// returns ErrInvalidPermits for n ≤ 0 and ErrInvalidWait for a negative wait.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) (bool, error) {
+	if wait < 0 {
+		return false, s.fail("TryAcquire", fmt.Errorf("%w: %v", ErrInvalidWait, wait))
+	}
+	err := s.acquire(ctx, n, bounded(wait))
+	if errors.Is(err, ErrLocked) {
+		return false, nil
+	}
+	return err == nil, s.fail("TryAcquire", err)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int64, wait waitBound) error {
+	if err := s.checkPermits(n, 1); err != nil {
+		return err
+	}
+	return s.c.waitFor(ctx, wait, s.channel, pubsub.SemaphoreRule, func() (attempt, error) {
+		ok, err := s.try(ctx, n)
+		return attempt{acquired: ok}, err
+	})
+}
+
+// try runs the acquire script once. With replica sync, permits taken that no replica
+// confirmed are given back and taken again after a pause, replicaSyncTries tries in all;
+// ErrNotReplicated when none was confirmed.
+func (s *Semaphore) try(ctx context.Context, n int64) (bool, error) {
+	args := []string{strconv.FormatInt(n, 10)}
+	var retry *backoff.Backoff
+	for tries := 1; ; tries++ {
+		res, unconfirmed := s.exec(ctx, lua.SemaphoreTryAcquire, []string{s.name}, args)
+		ok, err := res.AsBool()
+		if err != nil || !ok || unconfirmed == nil {
+			return ok, err
+		}
+		if err := s.publishing(ctx, lua.SemaphoreRelease, n).Error(); err != nil {
+			return false, err
+		}
+		if tries == replicaSyncTries {
+			return false, ErrNotReplicated
+		}
+		if retry == nil {
+			retry = newSyncRetry()
+		}
+		if !retry.Wait(ctx) {
+			return false, ctx.Err()
+		}
+	}
+}
+
+// exec runs script once; with replica sync on, WAIT follows it, and the error is
+// errUnconfirmed when no replica confirmed the write.
+func (s *Semaphore) exec(ctx context.Context, script lua.Script, ks, args []string) (rueidis.RedisResult, error) {
+	if s.c.replicas == nil {
+		return script.Exec(ctx, s.c.rc, ks, args), nil
+	}
+	return s.c.replicas.exec(ctx, script, ks, args)
+}
+
+// Release gives n permits back and publishes the new number of available permits, which
+// wakes that many waiters. It returns ErrInvalidPermits for n ≤ 0.
+func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if err := s.checkPermits(n, 1); err != nil {
+		return s.fail("Release", err)
+	}
+	return s.fail("Release", s.publishing(ctx, lua.SemaphoreRelease, n).Error())
+}
+
+// AddPermits adds n permits, or removes -n for a negative n (the count may go below zero,
+// as Java's), and publishes the new count. It returns ErrInvalidPermits for n = 0.
+func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
+	err := s.c.checkName(s.name)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%w: %d", ErrInvalidPermits, n)
+	}
+	if err != nil {
+		return s.fail("AddPermits", err)
+	}
+	return s.fail("AddPermits", s.publishing(ctx, lua.SemaphoreAddPermits, n).Error())
+}
+
+// DrainPermits takes every available permit and returns how many it took.
+func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
+	if err := s.c.checkName(s.name); err != nil {
+		return 0, s.fail("DrainPermits", err)
+	}
+	n, err := lua.SemaphoreDrain.Exec(ctx, s.c.rc, []string{s.name}, nil).AsInt64()
+	return n, s.fail("DrainPermits", err)
+}
+
+// AvailablePermits returns the number of available permits: 0 when the semaphore has no key.
+func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	if err := s.c.checkName(s.name); err != nil {
+		return 0, s.fail("AvailablePermits", err)
+	}
+	n, err := s.c.rc.Do(ctx, s.c.rc.B().Get().Key(s.name).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return n, s.fail("AvailablePermits", err)
+}
+
+// publishing runs script, one of those that publish, with permits n and the Client's
+// publish commands, followed by WAIT with replica sync on. A write that no replica
+// confirmed is not undone: it stands on the master, as Java's does.
+func (s *Semaphore) publishing(ctx context.Context, script lua.Script, n int64) rueidis.RedisResult {
+	args := append([]string{strconv.FormatInt(n, 10)}, s.c.publish...)
+	res, _ := s.exec(ctx, script, []string{s.name, s.channel}, args)
+	return res
+}
+
+// checkPermits checks the handle, and that n is at least least.
+func (s *Semaphore) checkPermits(n, least int64) error {
+	if err := s.c.checkName(s.name); err != nil {
+		return err
+	}
+	if n < least {
+		return fmt.Errorf("%w: %d", ErrInvalidPermits, n)
+	}
+	return nil
+}
+
+func (s *Semaphore) fail(op string, err error) error { return failOn(op, s.name, err) }

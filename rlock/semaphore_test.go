@@ -1,0 +1,142 @@
+package rlock
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+func TestSemaphore(t *testing.T) {
+	f := newFixture(t, Options{})
+	s := f.c.NewSemaphore(f.name)
+	available := func() int64 {
+		t.Helper()
+		n, err := s.AvailablePermits(f.base)
+		require.NoError(t, err)
+		return n
+	}
+
+	assert.Zero(t, available(), "no key, no permits")
+	ok, err := s.TryAcquire(f.base, 1, 0)
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	set, err := s.TrySetPermits(f.base, 3)
+	require.NoError(t, err)
+	assert.True(t, set)
+	set, err = s.TrySetPermits(f.base, 9)
+	require.NoError(t, err)
+	assert.False(t, set, "already set")
+
+	require.NoError(t, s.Acquire(f.base, 2))
+	assert.Equal(t, int64(1), available())
+	ok, err = s.TryAcquire(f.base, 2, 20*time.Millisecond)
+	require.NoError(t, err)
+	assert.False(t, ok, "only 1 left")
+	assert.Equal(t, int64(1), available())
+
+	require.NoError(t, s.Release(f.base, 2))
+	require.NoError(t, s.AddPermits(f.base, 2))
+	assert.Equal(t, int64(5), available())
+	require.NoError(t, s.AddPermits(f.base, -1))
+	assert.Equal(t, int64(4), available())
+	n, err := s.DrainPermits(f.base)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), n)
+	assert.Zero(t, available())
+}
+
+// TestSemaphoreWakesByReleasedPermits: waiters sleep until a release, and a release of n
+// permits lets n of them through.
+func TestSemaphoreWakesByReleasedPermits(t *testing.T) {
+	f := newFixture(t, Options{})
+	s := f.c.NewSemaphore(f.name)
+	const waiters = 4
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for range waiters {
+		wg.Go(func() {
+			if assert.NoError(t, s.Acquire(f.base, 1)) {
+				got.Add(1)
+			}
+		})
+	}
+	require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, f.rc, s.channel) > 0
+	}))
+	require.NoError(t, s.Release(f.base, 2))
+	require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool { return got.Load() == 2 }))
+	require.NoError(t, s.Release(f.base, 2))
+	wg.Wait()
+	assert.Equal(t, int32(waiters), got.Load())
+	n, err := s.AvailablePermits(f.base)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+}
+
+// TestSemaphoreNeverOverfull: owners that contend for permits are never more inside than
+// there are permits, and every permit comes back.
+func TestSemaphoreNeverOverfull(t *testing.T) {
+	f := newFixture(t, Options{})
+	s := f.c.NewSemaphore(f.name)
+	const permits, owners, rounds = 3, 8, 20
+	_, err := s.TrySetPermits(f.base, permits)
+	require.NoError(t, err)
+	var inside, most, entries atomic.Int64
+	var wg sync.WaitGroup
+	for i := range owners {
+		wg.Go(func() {
+			n := int64(1 + i%2) // owners of 1 and of 2 permits
+			for range rounds {
+				if !assert.NoError(t, s.Acquire(f.base, n)) {
+					return
+				}
+				v := inside.Add(n)
+				for m := most.Load(); v > m && !most.CompareAndSwap(m, v); m = most.Load() {
+				}
+				entries.Add(1)
+				inside.Add(-n)
+				assert.NoError(t, s.Release(f.base, n))
+			}
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, most.Load(), int64(permits))
+	assert.Equal(t, int64(owners*rounds), entries.Load())
+	n, err := s.AvailablePermits(f.base)
+	require.NoError(t, err)
+	assert.Equal(t, int64(permits), n)
+}
+
+func TestSemaphoreErrors(t *testing.T) {
+	f := newFixture(t, Options{})
+	s := f.c.NewSemaphore(f.name)
+	for _, n := range []int64{0, -1} {
+		err := s.Acquire(f.base, n)
+		assert.ErrorIs(t, err, ErrInvalidPermits)
+		assert.Contains(t, err.Error(), `rlock: Acquire "`+f.name+`": invalid permits`)
+		_, err = s.TryAcquire(f.base, n, 0)
+		assert.ErrorIs(t, err, ErrInvalidPermits)
+		assert.ErrorIs(t, s.Release(f.base, n), ErrInvalidPermits)
+	}
+	_, err := s.TrySetPermits(f.base, -1)
+	assert.ErrorIs(t, err, ErrInvalidPermits)
+	assert.ErrorIs(t, s.AddPermits(f.base, 0), ErrInvalidPermits)
+	_, err = s.TryAcquire(f.base, 1, -time.Second)
+	assert.ErrorIs(t, err, ErrInvalidWait)
+	assert.ErrorIs(t, f.c.NewSemaphore("").Release(f.base, 1), ErrEmptyName)
+
+	short, cancel := context.WithTimeout(f.base, 30*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, s.Acquire(short, 1), context.DeadlineExceeded)
+	f.c.Close()
+	_, err = s.AvailablePermits(f.base)
+	assert.ErrorIs(t, err, ErrClosed)
+}
