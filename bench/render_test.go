@@ -56,8 +56,6 @@ func fmtDur(d time.Duration) string {
 	return ms(d)
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-
 // summary holds the numbers the goals and the chart use.
 type summary struct {
 	ping, evalsha2                    time.Duration // (a) floors, p50

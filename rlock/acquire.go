@@ -2,7 +2,6 @@ package rlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/goredisson/goredisson/internal/backoff"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/pubsub"
 )
@@ -130,8 +128,7 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (atte
 		lease = l.c.opts.WatchdogTimeout
 	}
 	a := acquisition{field: field, lease: lease, leaseMs: strconv.FormatInt(max(lease.Milliseconds(), 1), 10)}
-	var retry *backoff.Backoff
-	for tries := 1; ; tries++ {
+	return retryUnconfirmed(ctx, func() (attempt, error) {
 		a.sent = time.Now()
 		res, err := l.evalAcquire(ctx, a)
 		if err != nil {
@@ -139,27 +136,16 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (atte
 		}
 		r, err := l.decode(res)
 		switch {
-		case err == nil && r.acquired:
-			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token)
-			return attempt{acquired: true, token: r.token}, nil
-		case errors.Is(err, errUnconfirmed):
-			if tries == replicaSyncTries {
-				return attempt{}, ErrNotReplicated
-			}
-			if retry == nil {
-				retry = newSyncRetry()
-			}
-			if !retry.Wait(ctx) {
-				return attempt{}, ctx.Err()
-			}
-			continue
 		case err != nil:
 			return attempt{}, err
+		case r.acquired:
+			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token)
+			return attempt{acquired: true, token: r.token}, nil
 		case r.ttl < 0:
 			return attempt{}, nil
 		}
 		return attempt{expires: true, ttl: time.Duration(r.ttl) * time.Millisecond}, nil
-	}
+	})
 }
 
 // reply is a decoded reply of an acquire script.

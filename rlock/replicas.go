@@ -367,6 +367,29 @@ func (c *syncedConn) wait(want int64) rueidis.Completed {
 	return c.dc.B().Wait().Numreplicas(want).Timeout(c.r.timeoutMs).Build()
 }
 
+// retryUnconfirmed runs try until its write is confirmed or it gives a final answer: a try
+// that returns errUnconfirmed (its write was given back) is run again after a pause,
+// replicaSyncTries tries in all, and then the result is ErrNotReplicated.
+func retryUnconfirmed[T any](ctx context.Context, try func() (T, error)) (T, error) {
+	var zero T
+	var retry *backoff.Backoff
+	for tries := 1; ; tries++ {
+		v, err := try()
+		switch {
+		case !errors.Is(err, errUnconfirmed):
+			return v, err
+		case tries == replicaSyncTries:
+			return zero, ErrNotReplicated
+		}
+		if retry == nil {
+			retry = newSyncRetry()
+		}
+		if !retry.Wait(ctx) {
+			return zero, ctx.Err()
+		}
+	}
+}
+
 // newSyncRetry returns the pauses between the tries of a write no replica confirmed.
 func newSyncRetry() *backoff.Backoff {
 	return backoff.New(replicaSyncRetryDelay, 4*replicaSyncRetryDelay)

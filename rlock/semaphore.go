@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/goredisson/goredisson/internal/backoff"
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/pubsub"
@@ -90,8 +89,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait waitBound) error 
 // ErrNotReplicated when none was confirmed.
 func (s *Semaphore) try(ctx context.Context, n int64) (bool, error) {
 	args := []string{strconv.FormatInt(n, 10)}
-	var retry *backoff.Backoff
-	for tries := 1; ; tries++ {
+	return retryUnconfirmed(ctx, func() (bool, error) {
 		res, unconfirmed := s.exec(ctx, lua.SemaphoreTryAcquire, []string{s.name}, args)
 		ok, err := res.AsBool()
 		if err != nil || !ok || unconfirmed == nil {
@@ -100,16 +98,8 @@ func (s *Semaphore) try(ctx context.Context, n int64) (bool, error) {
 		if err := s.publishing(ctx, lua.SemaphoreRelease, n).Error(); err != nil {
 			return false, err
 		}
-		if tries == replicaSyncTries {
-			return false, ErrNotReplicated
-		}
-		if retry == nil {
-			retry = newSyncRetry()
-		}
-		if !retry.Wait(ctx) {
-			return false, ctx.Err()
-		}
-	}
+		return false, errUnconfirmed // given back
+	})
 }
 
 // exec runs script once; with replica sync on, WAIT follows it, and the error is

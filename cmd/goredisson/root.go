@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -178,9 +177,4 @@ func (a *app) stepContext(ctx context.Context) (context.Context, context.CancelF
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, a.timeout)
-}
-
-// indent prefixes every line of s with p.
-func indent(s, p string) string {
-	return p + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+p)
 }
