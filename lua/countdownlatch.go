@@ -5,27 +5,6 @@ package lua
 // takes the publish commands ("PUBLISH", "SPUBLISH" or both) as its last arguments and
 // publishes its message once per command.
 
-// LatchTrySetCount sets the count of a latch that has none.
-//
-//	KEYS[1] latch name
-//	KEYS[2] latch channel
-//	ARGV[1] message published when the count is set: "1"
-//	ARGV[2] count
-//	ARGV[3…] publish commands
-//
-// When the key is missing it is set to the count, ARGV[1] is published and the reply is 1;
-// otherwise nothing changes and the reply is 0.
-var LatchTrySetCount = newScript(`
-if redis.call('exists', KEYS[1]) == 0 then
-	redis.call('set', KEYS[1], ARGV[2])
-	for i = 3, #ARGV do
-		redis.call(ARGV[i], KEYS[2], ARGV[1])
-	end
-	return 1
-end
-return 0
-`, false)
-
 // LatchCountDown decrements the count of a latch.
 //
 //	KEYS[1] latch name

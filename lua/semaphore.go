@@ -38,19 +38,21 @@ end
 return v
 `, false)
 
-// SemaphoreTrySetPermits sets the permits of a semaphore that has none.
+// TrySet sets a string key that does not exist, the count of a latch or the permits of a
+// semaphore, and announces it.
 //
-//	KEYS[1] semaphore name
-//	KEYS[2] semaphore channel
-//	ARGV[1] permits
-//	ARGV[2…] publish commands
+//	KEYS[1] name
+//	KEYS[2] channel
+//	ARGV[1] message published when the key is set (a latch: "1"; a semaphore: the permits)
+//	ARGV[2] value
+//	ARGV[3…] publish commands
 //
-// When the key is missing it is set to ARGV[1], ARGV[1] is published and the reply is 1;
-// otherwise nothing changes and the reply is 0.
-var SemaphoreTrySetPermits = newScript(`
+// When the key is missing it is set to ARGV[2], ARGV[1] is published once per publish
+// command and the reply is 1; otherwise nothing changes and the reply is 0.
+var TrySet = newScript(`
 if redis.call('exists', KEYS[1]) == 0 then
-	redis.call('set', KEYS[1], ARGV[1])
-	for i = 2, #ARGV do
+	redis.call('set', KEYS[1], ARGV[2])
+	for i = 3, #ARGV do
 		redis.call(ARGV[i], KEYS[2], ARGV[1])
 	end
 	return 1

@@ -50,10 +50,10 @@ func TestLatchScripts(t *testing.T) {
 		assert.True(t, rueidis.IsRedisNil(err), "countDown replies nil: %v", err)
 	}
 
-	assert.Equal(t, int64(1), f.int(LatchTrySetCount, ks, "1", "2", "PUBLISH"))
+	assert.Equal(t, int64(1), f.int(TrySet, ks, "1", "2", "PUBLISH"))
 	assert.Equal(t, "2", f.get())
 	assert.Equal(t, []string{"1"}, f.published())
-	assert.Equal(t, int64(0), f.int(LatchTrySetCount, ks, "1", "5", "PUBLISH"), "already set")
+	assert.Equal(t, int64(0), f.int(TrySet, ks, "1", "5", "PUBLISH"), "already set")
 	assert.Equal(t, "2", f.get())
 	assert.Empty(t, f.published())
 
@@ -67,7 +67,7 @@ func TestLatchScripts(t *testing.T) {
 	assert.Equal(t, "<nil>", f.get(), "below zero: deleted, nothing published")
 	assert.Empty(t, f.published())
 
-	assert.Equal(t, int64(1), f.int(LatchTrySetCount, ks, "1", "3", "PUBLISH", "PUBLISH"))
+	assert.Equal(t, int64(1), f.int(TrySet, ks, "1", "3", "PUBLISH", "PUBLISH"))
 	assert.Equal(t, []string{"1", "1"}, f.published(), "once per publish command")
 	assert.Equal(t, int64(1), f.int(LatchDelete, ks, "1", "PUBLISH"))
 	assert.Equal(t, []string{"1"}, f.published())
@@ -81,9 +81,9 @@ func TestSemaphoreScripts(t *testing.T) {
 	ks := []string{"k", ch}
 
 	assert.Equal(t, int64(0), f.int(SemaphoreTryAcquire, ks[:1], "1"), "no key, no permits")
-	assert.Equal(t, int64(1), f.int(SemaphoreTrySetPermits, ks, "3", "PUBLISH"))
+	assert.Equal(t, int64(1), f.int(TrySet, ks, "3", "3", "PUBLISH"))
 	assert.Equal(t, []string{"3"}, f.published())
-	assert.Equal(t, int64(0), f.int(SemaphoreTrySetPermits, ks, "9", "PUBLISH"), "already set")
+	assert.Equal(t, int64(0), f.int(TrySet, ks, "9", "9", "PUBLISH"), "already set")
 	assert.Equal(t, "3", f.get())
 
 	assert.Equal(t, int64(1), f.int(SemaphoreTryAcquire, ks[:1], "2"))

@@ -46,7 +46,7 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 		return false, l.fail("TrySetCount", fmt.Errorf("%w: %d", ErrInvalidCount, n))
 	}
 	args := append([]string{"1", strconv.FormatInt(n, 10)}, l.c.publish...)
-	set, err := lua.LatchTrySetCount.Exec(ctx, l.c.rc, []string{l.name, l.channel}, args).AsBool()
+	set, err := lua.TrySet.Exec(ctx, l.c.rc, []string{l.name, l.channel}, args).AsBool()
 	return set, l.fail("TrySetCount", err)
 }
 

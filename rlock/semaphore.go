@@ -48,7 +48,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if err := s.checkPermits(n, 0); err != nil {
 		return false, s.fail("TrySetPermits", err)
 	}
-	set, err := s.publishing(ctx, lua.SemaphoreTrySetPermits, n).AsBool()
+	permits := strconv.FormatInt(n, 10)
+	res, _ := s.exec(ctx, lua.TrySet, []string{s.name, s.channel}, append([]string{permits, permits}, s.c.publish...))
+	set, err := res.AsBool()
 	return set, s.fail("TrySetPermits", err)
 }
 
