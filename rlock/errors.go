@@ -54,6 +54,14 @@ var (
 	// it is out of range: not positive (Acquire, TryAcquire, Release), negative
 	// (TrySetPermits) or zero (AddPermits).
 	ErrInvalidPermits = errors.New("rlock: invalid permits")
+	// ErrInvalidPermitID is returned by the ExpirableSemaphore calls that take permit ids for
+	// an id that is not 32 hexadecimal digits, the form of every id Java and goredisson give
+	// out.
+	ErrInvalidPermitID = errors.New("rlock: invalid permit id")
+	// ErrPermitNotHeld is returned by ExpirableSemaphore.Release and the lease calls when a
+	// permit id is not held: never acquired, already released, or expired and reclaimed
+	// (Redisson's IllegalArgumentException "has already been released or doesn't exist").
+	ErrPermitNotHeld = errors.New("rlock: permit not held")
 )
 
 // Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final
