@@ -94,3 +94,24 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Occupancy counts the permits held inside a section that a semaphore guards and records
+// the most held at once. The zero value is ready for use, and it is safe for concurrent use.
+type Occupancy struct {
+	inside, most, entries atomic.Int64
+}
+
+// Enter marks n permits inside and returns the function that marks them out.
+func (o *Occupancy) Enter(n int64) (leave func()) {
+	v := o.inside.Add(n)
+	for m := o.most.Load(); v > m && !o.most.CompareAndSwap(m, v); m = o.most.Load() {
+	}
+	o.entries.Add(1)
+	return func() { o.inside.Add(-n) }
+}
+
+// Most returns the most permits that were inside at once.
+func (o *Occupancy) Most() int64 { return o.most.Load() }
+
+// Entries returns how many times Enter was called.
+func (o *Occupancy) Entries() int64 { return o.entries.Load() }
