@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,11 +97,7 @@ func TestInteropSemaphore(t *testing.T) {
 		// Go and Java share the permits.
 		require.NoError(t, s.AddPermits(e.ctx, permits))
 		const owners, rounds = 3, 20
-		var most atomic.Int64
-		note := func(v int64) {
-			for m := most.Load(); v > m && !most.CompareAndSwap(m, v); m = most.Load() {
-			}
-		}
+		var most redistest.Peak
 		var wg sync.WaitGroup
 		for i := range owners {
 			wg.Go(func() {
@@ -112,7 +107,7 @@ func TestInteropSemaphore(t *testing.T) {
 					}
 					v, err := e.rc.Do(e.ctx, e.rc.B().Incr().Key(counter).Build()).AsInt64()
 					assert.NoError(t, err)
-					note(v)
+					most.Note(v)
 					assert.NoError(t, e.rc.Do(e.ctx, e.rc.B().Decr().Key(counter).Build()).Error())
 					assert.NoError(t, s.Release(e.ctx, 1))
 				}
@@ -122,7 +117,7 @@ func TestInteropSemaphore(t *testing.T) {
 				for range rounds {
 					v, err := strconv.ParseInt(e.peer.Must(t, e.ctx, owner, "sem.inside", name, counter), 10, 64)
 					assert.NoError(t, err)
-					note(v)
+					most.Note(v)
 				}
 			})
 		}
