@@ -292,6 +292,17 @@ func (s *ExpirableSemaphore) LeaseTime(ctx context.Context, id string) (time.Dur
 	return time.Duration(ms) * time.Millisecond, true, nil
 }
 
+// Delete removes the semaphore, its available permits and the permits held, and reports
+// whether it existed. Holders' permit ids are then no longer held; waiters keep waiting for
+// permits set anew.
+func (s *ExpirableSemaphore) Delete(ctx context.Context) (bool, error) {
+	if err := s.c.checkName(s.name); err != nil {
+		return false, s.fail("Delete", err)
+	}
+	n, err := s.c.rc.Do(ctx, s.c.rc.B().Del().Key(s.name, s.timeouts).Build()).AsInt64()
+	return n > 0, s.fail("Delete", err)
+}
+
 // exec runs one of the semaphore's scripts with now, the publish commands and args; with
 // replica sync on, WAIT follows it. A write no replica confirmed stands on the master, as
 // Java's does.

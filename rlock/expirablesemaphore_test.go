@@ -89,6 +89,16 @@ func TestExpirableSemaphore(t *testing.T) {
 	require.NoError(t, s.AddPermits(f.base, 2))
 	require.NoError(t, s.AddPermits(f.base, -1))
 	assert.Equal(t, int64(4), count(s.Permits))
+	_, err = s.Acquire(f.base, 1, time.Minute)
+	require.NoError(t, err)
+	deleted, err := s.Delete(f.base)
+	require.NoError(t, err)
+	assert.True(t, deleted)
+	assert.False(t, redistest.Exists(t, f.rc, f.name))
+	assert.False(t, redistest.Exists(t, f.rc, "{"+f.name+"}:timeout"))
+	deleted, err = s.Delete(f.base)
+	require.NoError(t, err)
+	assert.False(t, deleted)
 }
 
 // TestExpirableSemaphoreExpiredPermitsComeBack: permits whose holder forgot them come back at
