@@ -50,10 +50,20 @@ func TestClusterInteropSynchronizers(t *testing.T) {
 		}
 
 		t.Run("Latch", func(t *testing.T) {
-			// The plain name only: the latch channel of a name with its own hash tag,
+			// The latch channel of a name with its own hash tag,
 			// "redisson_countdownlatch__channel__{{tag}…}", hashes to another slot than the
-			// name, and the latch scripts declare both as keys (see PROTOCOL.md).
-			for _, name := range c.names(t, "latch")[:1] {
+			// name, and the latch scripts declare both as keys: Redis refuses Java's, and Go
+			// refuses to send its own (ErrCrossSlot).
+			names := c.names(t, "latch")
+			tagged := names[1]
+			r, err := c.peer.Do(c.ctx, "J0", "latch.setcount", tagged, "1")
+			require.NoError(t, err)
+			assert.False(t, r.OK, "Java on a tagged latch name")
+			assert.Contains(t, r.Err, "CROSSSLOT")
+			_, err = c.goc.NewCountDownLatch(tagged).TrySetCount(c.ctx, 1)
+			assert.ErrorIs(t, err, rlock.ErrCrossSlot)
+			assert.ErrorIs(t, c.goc.NewCountDownLatch(tagged).CountDown(c.ctx), rlock.ErrCrossSlot)
+			for _, name := range names[:1] {
 				l, ch := c.goc.NewCountDownLatch(name), keys.LatchChannel(name)
 				// Go counts down, Java awaits.
 				set, err := l.TrySetCount(c.ctx, 1)
