@@ -121,7 +121,7 @@ func semUncontended(t *testing.T, srv *redistest.Server, rounds, ops int, out *s
 	fmt.Fprintf(out, "(a) acquire + release of one permit, one goroutine: %d rounds × %d ops each, alternating\n\n", rounds, ops)
 	fmt.Fprintf(out, "| contender | p50 | p90 | p99 | p50 / baseline |\n|---|---|---|---|---|\n")
 	for _, ct := range cs {
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %.2f |\n", ct.name, us(ct.d.pct(0.5)), us(ct.d.pct(0.9)), us(ct.d.pct(0.99)),
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %.3g |\n", ct.name, us(ct.d.pct(0.5)), us(ct.d.pct(0.9)), us(ct.d.pct(0.99)),
 			float64(ct.d.pct(0.5))/float64(baseP50))
 	}
 }
