@@ -28,12 +28,7 @@ func TestInteropExpirableSemaphore(t *testing.T) {
 			t.Helper()
 			return e.peer.Must(t, e.ctx, "J0", "xsem."+cmd, append([]string{name}, args...)...)
 		}
-		subscribed := func() {
-			t.Helper()
-			require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
-				return redistest.NumSub(t, e.rc, "redisson_sc:{"+name+"}") > 0
-			}), "a waiter subscribed")
-		}
+		subscribed := func() { t.Helper(); requireSubscribed(t, e.rc, "redisson_sc:{"+name+"}") }
 		available := func() int64 {
 			t.Helper()
 			n, err := s.AvailablePermits(e.ctx)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -68,13 +69,7 @@ func TestInteropSemaphore(t *testing.T) {
 		e := newEnv(t, v, 0)
 		const name, counter, permits = "interopSem:sem", "interopSem:inside", 2
 		s := e.goc.NewSemaphore(name)
-		channel := "redisson_sc:{" + name + "}"
-		subscribed := func() {
-			t.Helper()
-			require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
-				return redistest.NumSub(t, e.rc, channel) > 0
-			}), "a waiter subscribed")
-		}
+		subscribed := func() { t.Helper(); requireSubscribed(t, e.rc, "redisson_sc:{"+name+"}") }
 
 		// A Java release wakes a Go acquirer.
 		acquired := make(chan error, 1)
@@ -125,4 +120,12 @@ func TestInteropSemaphore(t *testing.T) {
 		assert.LessOrEqual(t, most.Load(), int64(permits), "never more inside than permits")
 		assert.Equal(t, fmt.Sprint(permits), e.peer.Must(t, e.ctx, "J0", "sem.available", name), "every permit came back")
 	})
+}
+
+// requireSubscribed waits until a client is subscribed to channel on the server of rc.
+func requireSubscribed(t *testing.T, rc rueidis.Client, channel string) {
+	t.Helper()
+	require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, rc, channel) > 0
+	}), "a waiter subscribed to %s", channel)
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,18 +31,13 @@ func runPermitHolder(spec string) int {
 		fmt.Println("error", err)
 		return 2
 	}
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+	ctx := context.Background()
+	rc, c, err := holderClient(ctx, addr, rlock.Options{})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
 	defer rc.Close()
-	ctx := context.Background()
-	c, err := rlock.New(ctx, rc, rlock.Options{})
-	if err != nil {
-		fmt.Println("error", err)
-		return 1
-	}
 	defer c.Close()
 	s := c.NewExpirableSemaphore(name)
 	ids, err := s.Acquire(ctx, permits, time.Duration(leaseMs)*time.Millisecond)
