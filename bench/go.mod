@@ -10,6 +10,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/sync v0.24.0
 	gonum.org/v1/plot v0.17.0
 )
 

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -69,13 +69,7 @@ func TestInteropSemaphore(t *testing.T) {
 		e := newEnv(t, v, 0)
 		const name, counter, permits = "interopSem:sem", "interopSem:inside", 2
 		s := e.goc.NewSemaphore(name)
-		channel := "redisson_sc:{" + name + "}"
-		subscribed := func() {
-			t.Helper()
-			require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
-				return redistest.NumSub(t, e.rc, channel) > 0
-			}), "a waiter subscribed")
-		}
+		subscribed := func() { t.Helper(); requireSubscribed(t, e.rc, "redisson_sc:{"+name+"}") }
 
 		// A Java release wakes a Go acquirer.
 		acquired := make(chan error, 1)
@@ -98,11 +92,7 @@ func TestInteropSemaphore(t *testing.T) {
 		// Go and Java share the permits.
 		require.NoError(t, s.AddPermits(e.ctx, permits))
 		const owners, rounds = 3, 20
-		var most atomic.Int64
-		note := func(v int64) {
-			for m := most.Load(); v > m && !most.CompareAndSwap(m, v); m = most.Load() {
-			}
-		}
+		var most redistest.Peak
 		var wg sync.WaitGroup
 		for i := range owners {
 			wg.Go(func() {
@@ -112,7 +102,7 @@ func TestInteropSemaphore(t *testing.T) {
 					}
 					v, err := e.rc.Do(e.ctx, e.rc.B().Incr().Key(counter).Build()).AsInt64()
 					assert.NoError(t, err)
-					note(v)
+					most.Note(v)
 					assert.NoError(t, e.rc.Do(e.ctx, e.rc.B().Decr().Key(counter).Build()).Error())
 					assert.NoError(t, s.Release(e.ctx, 1))
 				}
@@ -122,7 +112,7 @@ func TestInteropSemaphore(t *testing.T) {
 				for range rounds {
 					v, err := strconv.ParseInt(e.peer.Must(t, e.ctx, owner, "sem.inside", name, counter), 10, 64)
 					assert.NoError(t, err)
-					note(v)
+					most.Note(v)
 				}
 			})
 		}
@@ -130,4 +120,12 @@ func TestInteropSemaphore(t *testing.T) {
 		assert.LessOrEqual(t, most.Load(), int64(permits), "never more inside than permits")
 		assert.Equal(t, fmt.Sprint(permits), e.peer.Must(t, e.ctx, "J0", "sem.available", name), "every permit came back")
 	})
+}
+
+// requireSubscribed waits until a client is subscribed to channel on the server of rc.
+func requireSubscribed(t *testing.T, rc rueidis.Client, channel string) {
+	t.Helper()
+	require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, rc, channel) > 0
+	}), "a waiter subscribed to %s", channel)
 }

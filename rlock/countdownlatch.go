@@ -39,7 +39,7 @@ func (l *CountDownLatch) Name() string { return l.name }
 // deleted), publishes "1" and reports true; otherwise it changes nothing and reports false.
 // It returns ErrInvalidCount for n ≤ 0.
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
-	if err := l.check(); err != nil {
+	if err := l.checkWrite(); err != nil {
 		return false, l.fail("TrySetCount", err)
 	}
 	if n <= 0 {
@@ -54,7 +54,7 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 // published, which wakes every Await on the latch, Java's and Go's. On a latch that is
 // already open it changes nothing.
 func (l *CountDownLatch) CountDown(ctx context.Context) error {
-	if err := l.check(); err != nil {
+	if err := l.checkWrite(); err != nil {
 		return l.fail("CountDown", err)
 	}
 	args := append([]string{"0"}, l.c.publish...)
@@ -100,7 +100,7 @@ func (l *CountDownLatch) Await(ctx context.Context) error {
 // Delete deletes the latch and, when it existed, publishes "1" and reports true. Awaiters
 // stay asleep: a deleted latch is open, but Redisson announces no opening.
 func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
-	if err := l.check(); err != nil {
+	if err := l.checkWrite(); err != nil {
 		return false, l.fail("Delete", err)
 	}
 	args := append([]string{"1"}, l.c.publish...)
@@ -109,5 +109,18 @@ func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 }
 
 func (l *CountDownLatch) check() error { return l.c.checkName(l.name) }
+
+// checkWrite is check for the calls that run a latch script, whose keys are the name and the
+// channel: on a cluster they must share a slot, which they do not when the name has a hash
+// tag of its own (the channel wraps the whole name in braces).
+func (l *CountDownLatch) checkWrite() error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	if l.c.rc.Mode() == rueidis.ClientModeCluster && keys.Slot(l.name) != keys.Slot(l.channel) {
+		return fmt.Errorf("%w: %q (slot %d) and its channel %q (slot %d)", ErrCrossSlot, l.name, keys.Slot(l.name), l.channel, keys.Slot(l.channel))
+	}
+	return nil
+}
 
 func (l *CountDownLatch) fail(op string, err error) error { return failOn(op, l.name, err) }

@@ -59,7 +59,10 @@
 // CountDown, Count, and Await, which returns once the count reaches zero. NewSemaphore
 // returns a Semaphore (Java's getSemaphore): permits that Acquire and TryAcquire take and
 // Release gives back, whoever took them. Neither has owners; their waiters sleep until the
-// latch's or the semaphore's message, without polling.
+// latch's or the semaphore's message, without polling. NewExpirableSemaphore returns an
+// ExpirableSemaphore (Java's getPermitExpirableSemaphore): permits with ids and a lease each,
+// released by id; a permit not released by the end of its lease comes back, and a waiter
+// wakes by itself at the earliest expiry.
 //
 // Every method is safe for concurrent use.
 package rlock

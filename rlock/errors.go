@@ -54,6 +54,20 @@ var (
 	// it is out of range: not positive (Acquire, TryAcquire, Release), negative
 	// (TrySetPermits) or zero (AddPermits).
 	ErrInvalidPermits = errors.New("rlock: invalid permits")
+	// ErrCrossSlot is returned by the CountDownLatch calls that write (TrySetCount,
+	// CountDown, Delete) on a Redis Cluster when the latch's name has a hash tag of its own:
+	// its channel "redisson_countdownlatch__channel__{name}" then hashes to another slot, and
+	// the latch scripts, which take both as keys, cannot run (Redis refuses Java's with
+	// CROSSSLOT too). Await and Count still work.
+	ErrCrossSlot = errors.New("rlock: keys in different cluster slots")
+	// ErrInvalidPermitID is returned by the ExpirableSemaphore calls that take permit ids for
+	// an id that is not 32 hexadecimal digits, the form of every id Java and goredisson give
+	// out.
+	ErrInvalidPermitID = errors.New("rlock: invalid permit id")
+	// ErrPermitNotHeld is returned by ExpirableSemaphore.Release and the lease calls when a
+	// permit id is not held: never acquired, already released, or expired and reclaimed
+	// (Redisson's IllegalArgumentException "has already been released or doesn't exist").
+	ErrPermitNotHeld = errors.New("rlock: permit not held")
 )
 
 // Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final

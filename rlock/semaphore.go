@@ -107,10 +107,16 @@ func (s *Semaphore) try(ctx context.Context, n int64) (bool, error) {
 // exec runs script once; with replica sync on, WAIT follows it, and the error is
 // errUnconfirmed when no replica confirmed the write.
 func (s *Semaphore) exec(ctx context.Context, script lua.Script, ks, args []string) (rueidis.RedisResult, error) {
-	if s.c.replicas == nil {
-		return script.Exec(ctx, s.c.rc, ks, args), nil
+	return s.c.syncedExec(ctx, script, ks, args)
+}
+
+// syncedExec runs a script that writes once; with replica sync on, WAIT follows it, and the
+// error is errUnconfirmed when no replica confirmed the write.
+func (c *Client) syncedExec(ctx context.Context, script lua.Script, ks, args []string) (rueidis.RedisResult, error) {
+	if c.replicas == nil {
+		return script.Exec(ctx, c.rc, ks, args), nil
 	}
-	return s.c.replicas.exec(ctx, script, ks, args)
+	return c.replicas.exec(ctx, script, ks, args)
 }
 
 // Release gives n permits back and publishes the new number of available permits, which
@@ -166,8 +172,11 @@ func (s *Semaphore) publishing(ctx context.Context, script lua.Script, n int64) 
 }
 
 // checkPermits checks the handle, and that n is at least least.
-func (s *Semaphore) checkPermits(n, least int64) error {
-	if err := s.c.checkName(s.name); err != nil {
+func (s *Semaphore) checkPermits(n, least int64) error { return s.c.checkPermits(s.name, n, least) }
+
+// checkPermits checks the name of a semaphore, and that n is at least least.
+func (c *Client) checkPermits(name string, n, least int64) error {
+	if err := c.checkName(name); err != nil {
 		return err
 	}
 	if n < least {

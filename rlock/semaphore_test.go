@@ -89,7 +89,7 @@ func TestSemaphoreNeverOverfull(t *testing.T) {
 	const permits, owners, rounds = 3, 8, 20
 	_, err := s.TrySetPermits(f.base, permits)
 	require.NoError(t, err)
-	var inside, most, entries atomic.Int64
+	var inside redistest.Occupancy
 	var wg sync.WaitGroup
 	for i := range owners {
 		wg.Go(func() {
@@ -98,18 +98,14 @@ func TestSemaphoreNeverOverfull(t *testing.T) {
 				if !assert.NoError(t, s.Acquire(f.base, n)) {
 					return
 				}
-				v := inside.Add(n)
-				for m := most.Load(); v > m && !most.CompareAndSwap(m, v); m = most.Load() {
-				}
-				entries.Add(1)
-				inside.Add(-n)
+				inside.Enter(n)()
 				assert.NoError(t, s.Release(f.base, n))
 			}
 		})
 	}
 	wg.Wait()
-	assert.LessOrEqual(t, most.Load(), int64(permits))
-	assert.Equal(t, int64(owners*rounds), entries.Load())
+	assert.LessOrEqual(t, inside.Most(), int64(permits))
+	assert.Equal(t, int64(owners*rounds), inside.Entries())
 	n, err := s.AvailablePermits(f.base)
 	require.NoError(t, err)
 	assert.Equal(t, int64(permits), n)

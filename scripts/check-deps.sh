@@ -17,6 +17,7 @@ readonly FORBIDDEN=(
 	github.com/bsm/redislock
 	github.com/redis/go-redis
 	github.com/go-redis/redis
+	golang.org/x/sync
 )
 # The modules of this repository (see go.work).
 readonly MODULES=(. cmd/goredisson bench)

@@ -10,7 +10,7 @@ import (
 const inspectLong = `Inspect reads each lock NAME and shows:
 
   kind      lock (a hash in Redisson's RLock layout), not_found (no key: the lock is free),
-            or other (a key of another type, or a hash that is not an RLock, such as a
+            a synchronizer (below), or other (a key of another type, or a hash that is not an RLock, such as a
             Redisson read/write lock)
   holders   one line per hash field "<client-uuid>:<owner-id>": the client id (one random
             UUID per Redisson client or rlock.Client), the owner id (a Java thread id, or a
@@ -28,6 +28,21 @@ const inspectLong = `Inspect reads each lock NAME and shows:
             the node asked, and a goredisson client that listens both ways (its default
             when it cannot know how Java services listen) is counted in each.
 
+Inspect also recognises Redisson's synchronizers (and goredisson's counterparts):
+
+  countdown_latch      an integer string whose waiters listen on
+                       "redisson_countdownlatch__channel__{NAME}": count is the latch's count
+  semaphore            an integer string whose waiters listen on "redisson_sc:{NAME}": count
+                       is the available permits
+  latch_or_semaphore   an integer string nobody waits on: either of the two (Redis alone
+                       cannot tell them apart)
+  expirable_semaphore  a permit-expirable semaphore with permits held in the sorted set
+                       "{NAME}:timeout": count is the available permits, and each held
+                       permit is shown with its id (32 hex digits, as Java and goredisson
+                       show it) and remaining lease (by this machine's clock). A permit whose
+                       lease ran out is shown as expired until a client reclaims it. One with
+                       no permit held looks like a semaphore.
+
 Inspect only reads. The lock's type, TTL and fields are read at one moment, by a read-only
 Lua script (EVAL of TYPE, PTTL, HGETALL: an ACL user needs EVAL); the fair-lock keys
 (EXISTS) and the subscriber counts (PUBSUB) a moment later.
@@ -36,7 +51,7 @@ Lua script (EVAL of TYPE, PTTL, HGETALL: an ACL user needs EVAL); the fair-lock 
 names are stable:
 
   name          the NAME given
-  kind          "lock", "not_found" or "other"
+  kind          "lock", "not_found", "other", or a synchronizer's kind (above)
   redis_type    Redis TYPE: "hash", "none", "string", ...
   variant       omitted, or "redisson_fair_lock" / "redisson_read_write_lock"
   ttl_ms        remaining TTL in ms, -1 when the key has no TTL, null when there is no key
@@ -50,8 +65,13 @@ names are stable:
   channel       the unlock channel, "redisson_lock__channel:{NAME}"
   subscribers   {"classic": n, "sharded": n or null when the server lacks sharded pub/sub}
   notes         array of strings (empty when none)
+  count         synchronizers only: the latch's count or the available permits (omitted
+                when there is no key)
+  permits       expirable semaphores only: array of {"id", "lease_ms" (-1: never expires),
+                "expired"}
 
-Exit code 3 when any NAME is not a lock (not_found or other); all NAMEs are still printed.`
+Exit code 3 when any NAME is neither a lock nor a synchronizer (not_found or other); all
+NAMEs are still printed.`
 
 func (a *app) inspectCommand() *cobra.Command {
 	var asJSON bool
@@ -112,7 +132,7 @@ func (a *app) inspectCommand() *cobra.Command {
 				}
 			}
 			for _, st := range states {
-				if !st.isLock() {
+				if !st.found() {
 					return silent(exitNotFound)
 				}
 			}

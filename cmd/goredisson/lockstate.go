@@ -39,6 +39,11 @@ type lockState struct {
 	Channel     string      `json:"channel"`
 	Subscribers subscribers `json:"subscribers"`
 	Notes       []string    `json:"notes"`
+
+	// The synchronizers (syncstate.go): the latch count or the available permits, and the
+	// permits held from an expirable semaphore.
+	Count   *int64   `json:"count,omitempty"`
+	Permits []permit `json:"permits,omitempty"`
 }
 
 type holder struct {
@@ -70,18 +75,21 @@ var (
 
 // snapshot reads a key's type, PTTL and, for a hash, its fields at one moment: a lock
 // released between separate reads would otherwise show a holder without a TTL.
+// A string's value is the one element of the fields; KEYS[2], the permit timeouts of an
+// expirable semaphore of the same name, is read in the same moment (ZRANGE WITHSCORES).
 var snapshot = rueidis.NewLuaScript(`
 local t = redis.call('TYPE', KEYS[1])['ok']
 local fields = {}
 if t == 'hash' then fields = redis.call('HGETALL', KEYS[1]) end
-return {t, redis.call('PTTL', KEYS[1]), fields}`)
+if t == 'string' then fields = {redis.call('GET', KEYS[1])} end
+return {t, redis.call('PTTL', KEYS[1]), fields, redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')}`)
 
 // readLock reads the state of lock name: the key itself at one moment (a script), then the
 // keys of a fair lock and the subscriber counts, each a moment later.
 func readLock(ctx context.Context, rc rueidis.Client, name string) (*lockState, error) {
 	st := &lockState{Name: name, Channel: keys.LockChannel(name), Holders: []holder{}, Notes: []string{}}
-	reply, err := snapshot.Exec(ctx, rc, []string{name}, nil).ToArray()
-	if err == nil && len(reply) != 3 {
+	reply, err := snapshot.Exec(ctx, rc, []string{name, keys.PermitTimeouts(name)}, nil).ToArray()
+	if err == nil && len(reply) != 4 {
 		err = fmt.Errorf("unexpected reply of %d elements", len(reply))
 	}
 	if err != nil {
@@ -94,10 +102,22 @@ func readLock(ctx context.Context, rc rueidis.Client, name string) (*lockState, 
 	if err != nil {
 		return nil, fmt.Errorf("read %s: PTTL: %w", name, err)
 	}
-	switch st.RedisType {
-	case "none":
+	held, err := reply[3].AsZScores()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: ZRANGE: %w", keys.PermitTimeouts(name), err)
+	}
+	switch {
+	case len(held) > 0 || st.RedisType == "string" && isInteger(reply[2]):
+		if err := readSynchronizer(ctx, rc, st, reply[2], held); err != nil {
+			return nil, err
+		}
+		if st.RedisType != "none" {
+			st.TTLMillis = &ms
+		}
+		return st, nil
+	case st.RedisType == "none":
 		st.Kind = kindNotFound
-	case "hash":
+	case st.RedisType == "hash":
 		fields, err := reply[2].AsStrMap()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: HGETALL: %w", name, err)
@@ -206,6 +226,9 @@ func readSubscribers(ctx context.Context, rc rueidis.Client, st *lockState) erro
 	return nil
 }
 
+// found reports whether inspect recognised st: a lock or a synchronizer.
+func (st *lockState) found() bool { return st.Kind != kindNotFound && st.Kind != kindOther }
+
 // isLock reports whether st is an RLock that force-unlock may delete.
 func (st *lockState) isLock() bool { return st.Kind == kindLock }
 
@@ -226,8 +249,10 @@ func (st *lockState) text() string {
 		fmt.Fprintf(&b, "%s: not found (no such key: the lock is free)\n", st.Name)
 	case kindOther:
 		fmt.Fprintf(&b, "%s: other (Redis type %s, not a Redisson RLock)\n", st.Name, st.RedisType)
-	default:
+	case kindLock:
 		fmt.Fprintf(&b, "%s: lock (hash in Redisson RLock layout: \"<client-uuid>:<owner-id>\" -> hold count)\n", st.Name)
+	default:
+		st.syncText(&b)
 	}
 	if st.TTLMillis != nil {
 		fmt.Fprintf(&b, "  ttl:      %s\n", fmtTTL(*st.TTLMillis))

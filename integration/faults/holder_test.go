@@ -32,18 +32,13 @@ func runHolder(spec string) int {
 		fmt.Println("error", err)
 		return 2
 	}
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+	ctx := rlock.NewOwner(context.Background())
+	rc, c, err := holderClient(ctx, addr, rlock.Options{WatchdogTimeout: time.Duration(watchdogMs) * time.Millisecond})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
 	defer rc.Close()
-	ctx := rlock.NewOwner(context.Background())
-	c, err := rlock.New(ctx, rc, rlock.Options{WatchdogTimeout: time.Duration(watchdogMs) * time.Millisecond})
-	if err != nil {
-		fmt.Println("error", err)
-		return 1
-	}
 	defer c.Close()
 	var (
 		tok    int64
@@ -99,6 +94,20 @@ func runHolder(spec string) int {
 		}
 	}
 	return 0
+}
+
+// holderClient connects a holder process to the Redis at addr.
+func holderClient(ctx context.Context, addr string, opts rlock.Options) (rueidis.Client, *rlock.Client, error) {
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := rlock.New(ctx, rc, opts)
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return rc, c, nil
 }
 
 // holderProc is a running holder process.

@@ -14,5 +14,8 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(holderEnv); spec != "" {
 		os.Exit(runHolder(spec))
 	}
+	if spec := os.Getenv(permitsEnv); spec != "" {
+		os.Exit(runPermitHolder(spec))
+	}
 	redistest.Main(m)
 }

@@ -22,11 +22,17 @@ func TestTaggedNames(t *testing.T) {
 }
 
 func TestSynchronizerChannels(t *testing.T) {
-	cases := []struct{ name, latch, semaphore string }{
-		{"job:7", "redisson_countdownlatch__channel__{job:7}", "redisson_sc:{job:7}"},
-		{"{user}:1", "redisson_countdownlatch__channel__{{user}:1}", "redisson_sc:{user}:1"},
+	cases := []struct{ name, latch, semaphore, timeouts string }{
+		{"job:7", "redisson_countdownlatch__channel__{job:7}", "redisson_sc:{job:7}", "{job:7}:timeout"},
+		{"{user}:1", "redisson_countdownlatch__channel__{{user}:1}", "redisson_sc:{user}:1", "{user}:1:timeout"},
 	}
 	for _, c := range cases {
+		if got := PermitTimeouts(c.name); got != c.timeouts {
+			t.Errorf("PermitTimeouts(%q) = %q, want %q", c.name, got, c.timeouts)
+		}
+		if Slot(PermitTimeouts(c.name)) != Slot(c.name) {
+			t.Errorf("PermitTimeouts(%q) is not in the slot of the semaphore", c.name)
+		}
 		if got := LatchChannel(c.name); got != c.latch {
 			t.Errorf("LatchChannel(%q) = %q, want %q", c.name, got, c.latch)
 		}

@@ -51,3 +51,10 @@ func LatchChannel(name string) string {
 func SemaphoreChannel(name string) string {
 	return Prefixed("redisson_sc", name)
 }
+
+// PermitTimeouts is the sorted set of the permits held from permit-expirable semaphore name,
+// Redisson's suffixName(name, "timeout"): "{name}:timeout", or "name:timeout" when name has
+// a '{' of its own. Either way it hashes to the semaphore's slot.
+func PermitTimeouts(name string) string {
+	return Tagged(name) + ":timeout"
+}

@@ -94,3 +94,36 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Peak records the highest of the values it is shown. The zero value is ready for use, and
+// it is safe for concurrent use.
+type Peak struct{ v atomic.Int64 }
+
+// Note records v.
+func (p *Peak) Note(v int64) {
+	for m := p.v.Load(); v > m && !p.v.CompareAndSwap(m, v); m = p.v.Load() {
+	}
+}
+
+// Load returns the highest value noted, 0 when none was.
+func (p *Peak) Load() int64 { return p.v.Load() }
+
+// Occupancy counts the permits held inside a section that a semaphore guards and records
+// the most held at once. The zero value is ready for use, and it is safe for concurrent use.
+type Occupancy struct {
+	inside, entries atomic.Int64
+	most            Peak
+}
+
+// Enter marks n permits inside and returns the function that marks them out.
+func (o *Occupancy) Enter(n int64) (leave func()) {
+	o.most.Note(o.inside.Add(n))
+	o.entries.Add(1)
+	return func() { o.inside.Add(-n) }
+}
+
+// Most returns the most permits that were inside at once.
+func (o *Occupancy) Most() int64 { return o.most.Load() }
+
+// Entries returns how many times Enter was called.
+func (o *Occupancy) Entries() int64 { return o.entries.Load() }

@@ -149,3 +149,29 @@ func TestReadsAndPubSub(t *testing.T) {
 		t.Errorf("KillSubscribed = %d, %v; want at least the listener's connection", killed, err)
 	}
 }
+
+func TestOccupancyAndPeak(t *testing.T) {
+	var o Occupancy
+	leaveA := o.Enter(2)
+	leaveB := o.Enter(1)
+	leaveA()
+	leaveC := o.Enter(1)
+	leaveB()
+	leaveC()
+	if o.Most() != 3 || o.Entries() != 3 {
+		t.Errorf("most %d, entries %d; want 3, 3", o.Most(), o.Entries())
+	}
+	o.Enter(1)()
+	if o.Most() != 3 {
+		t.Errorf("most %d after all left and one entered alone; want 3", o.Most())
+	}
+	var p Peak
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Go(func() { p.Note(int64(i)) })
+	}
+	wg.Wait()
+	if p.Load() != 99 {
+		t.Errorf("peak %d, want 99", p.Load())
+	}
+}

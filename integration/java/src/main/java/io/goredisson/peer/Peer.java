@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.BlockingQueue;
@@ -23,6 +24,7 @@ import org.redisson.api.RBucket;
 import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
+import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -163,6 +165,9 @@ public final class Peer {
             if (type.equals("sem")) {
                 return semaphore(cmd, a);
             }
+            if (type.equals("xsem")) {
+                return expirableSemaphore(cmd, a);
+            }
             if (type.equals("fenced")) {
                 String token = fenced(cmd, a);
                 if (token != null) {
@@ -272,6 +277,68 @@ public final class Peer {
             }
         }
 
+        /**
+         * xsem.CMD NAME ...: the permit-expirable semaphore called NAME (RPermitExpirableSemaphore).
+         * Permit ids travel comma-separated; an empty list is "none". LEASE_MS -1: never expires.
+         */
+        private String expirableSemaphore(String cmd, String[] a) throws Exception {
+            need(a, 1);
+            RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore(a[0]);
+            switch (cmd) {
+                case "setpermits":
+                    need(a, 2);
+                    return String.valueOf(s.trySetPermits(Integer.parseInt(a[1])));
+                case "addpermits":
+                    need(a, 2);
+                    s.addPermits(Integer.parseInt(a[1]));
+                    return VOID;
+                case "acquire": // xsem.acquire NAME N LEASE_MS
+                    need(a, 3);
+                    return ids(s.acquire(Integer.parseInt(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                case "tryacquire": // xsem.tryacquire NAME N WAIT_MS LEASE_MS
+                    need(a, 4);
+                    return ids(s.tryAcquire(Integer.parseInt(a[1]), Long.parseLong(a[2]), Long.parseLong(a[3]), TimeUnit.MILLISECONDS));
+                case "release": { // xsem.release NAME ID[,ID...]
+                    need(a, 2);
+                    List<String> ids = Arrays.asList(a[1].split(","));
+                    if (ids.size() == 1) {
+                        s.release(ids.get(0));
+                    } else {
+                        s.release(ids);
+                    }
+                    return VOID;
+                }
+                case "tryrelease":
+                    need(a, 2);
+                    return String.valueOf(s.tryRelease(a[1]));
+                case "available":
+                    return String.valueOf(s.availablePermits());
+                case "acquired":
+                    return String.valueOf(s.acquiredPermits());
+                case "permits":
+                    return String.valueOf(s.getPermits());
+                case "lease":
+                    need(a, 2);
+                    return String.valueOf(s.getLeaseTime(a[1]));
+                case "updatelease": // xsem.updatelease NAME ID LEASE_MS
+                    need(a, 3);
+                    return String.valueOf(s.updateLeaseTime(a[1], Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                case "inside": { // xsem.inside NAME COUNTER LEASE_MS: acquire one permit, INCR, DECR, release it
+                    need(a, 3);
+                    RAtomicLong inside = redisson.getAtomicLong(a[1]);
+                    String id = s.acquire(Long.parseLong(a[2]), TimeUnit.MILLISECONDS);
+                    try {
+                        return String.valueOf(inside.incrementAndGet());
+                    } finally {
+                        inside.decrementAndGet();
+                        s.release(id);
+                    }
+                }
+                default:
+                    throw new IllegalArgumentException("unknown expirable semaphore command: " + cmd);
+            }
+        }
+
         /** The fenced lock's token commands; null for the commands it shares with RLock. */
         private String fenced(String cmd, String[] a) throws Exception {
             RFencedLock l = (RFencedLock) lock("fenced", a);
@@ -347,6 +414,10 @@ public final class Peer {
 
     private static long micros(long startNanos) {
         return (System.nanoTime() - startNanos) / 1000;
+    }
+
+    private static String ids(List<String> ids) {
+        return ids == null || ids.isEmpty() ? "none" : String.join(",", ids);
     }
 
     private static void need(String[] a, int n) {

@@ -1,0 +1,143 @@
+package integration
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// TestInteropExpirableSemaphore: Go and Java share one permit-expirable semaphore: each
+// reads and releases the permit ids the other acquired, a release on one side wakes an
+// acquirer on the other, permits forgotten by one side come back to the other at their
+// expiry, and Go and Java owners together are never more inside than there are permits.
+func TestInteropExpirableSemaphore(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name, counter, permits = "interopXSem:sem", "interopXSem:inside", 2
+		s := e.goc.NewExpirableSemaphore(name)
+		java := func(cmd string, args ...string) string {
+			t.Helper()
+			return e.peer.Must(t, e.ctx, "J0", "xsem."+cmd, append([]string{name}, args...)...)
+		}
+		subscribed := func() { t.Helper(); requireSubscribed(t, e.rc, "redisson_sc:{"+name+"}") }
+		available := func() int64 {
+			t.Helper()
+			n, err := s.AvailablePermits(e.ctx)
+			require.NoError(t, err)
+			return n
+		}
+
+		assert.Equal(t, "true", java("setpermits", fmt.Sprint(permits)))
+		set, err := s.TrySetPermits(e.ctx, 5)
+		require.NoError(t, err)
+		assert.False(t, set, "Java set the permits")
+		assert.Equal(t, int64(permits), available())
+
+		// Ids are shared: Go reads and releases a permit Java acquired, and Java one Go did.
+		jid := java("acquire", "1", "60000")
+		require.Len(t, jid, 32, "Java shows 16 bytes as 32 hex digits")
+		lease, expires, err := s.LeaseTime(e.ctx, jid)
+		require.NoError(t, err)
+		assert.True(t, expires)
+		assert.InDelta(t, time.Minute, lease, float64(10*time.Second))
+		ok, err := s.UpdateLeaseTime(e.ctx, jid, 0)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, "-1", java("lease", jid), "Go made it never expire")
+		require.NoError(t, s.Release(e.ctx, jid))
+		assert.Equal(t, "0", java("acquired"))
+		gids, err := s.Acquire(e.ctx, 2, time.Minute)
+		require.NoError(t, err)
+		ms, err := strconv.ParseInt(java("lease", gids[0]), 10, 64)
+		require.NoError(t, err)
+		assert.InDelta(t, time.Minute.Milliseconds(), ms, 10_000)
+		java("release", strings.Join(gids, ","))
+		assert.Equal(t, int64(permits), available())
+		err = s.Release(e.ctx, gids[0])
+		assert.ErrorIs(t, err, rlock.ErrPermitNotHeld, "Java released it")
+		r, err := e.peer.Do(e.ctx, "J0", "xsem.release", name, jid)
+		require.NoError(t, err)
+		assert.False(t, r.OK, "Go released it") // Redisson wraps its IllegalArgumentException in a RedisException
+
+		// A Java release wakes a Go acquirer.
+		jids := strings.Split(java("acquire", "2", "-1"), ",")
+		require.Len(t, jids, 2)
+		acquired := make(chan []string, 1)
+		go func() {
+			ids, err := s.Acquire(e.ctx, 1, 0)
+			assert.NoError(t, err)
+			acquired <- ids
+		}()
+		subscribed()
+		java("release", jids[0])
+		gid := <-acquired
+		require.Len(t, gid, 1)
+
+		// A Go release wakes a Java acquirer.
+		javaAcquired := make(chan string, 1)
+		go func() { javaAcquired <- e.peer.Must(t, e.ctx, "J1", "xsem.acquire", name, "1", "-1") }()
+		subscribed()
+		require.NoError(t, s.Release(e.ctx, gid...))
+		jid = <-javaAcquired
+		assert.Len(t, jid, 32)
+		java("release", jids[1]+","+jid)
+		assert.Equal(t, int64(permits), available())
+
+		// Permits Java forgot come back to a Go waiter at their expiry, and the reverse:
+		// nobody publishes an expiry, each waiter wakes on its own.
+		java("acquire", "2", "500")
+		start := time.Now()
+		gid, err = s.Acquire(e.ctx, 2, 500*time.Millisecond)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond, "not before the expiry")
+		start = time.Now()
+		jids = strings.Split(e.peer.Must(t, e.ctx, "J1", "xsem.tryacquire", name, "2", "30000", "-1"), ",")
+		require.Len(t, jids, 2, "Java got the permits Go forgot")
+		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before the expiry")
+		ok, err = s.TryRelease(e.ctx, gid[0])
+		require.NoError(t, err)
+		assert.False(t, ok, "Go's permit expired")
+		java("release", strings.Join(jids, ","))
+
+		// Go and Java owners share the permits.
+		const owners, rounds = 3, 15
+		var most redistest.Peak
+		var wg sync.WaitGroup
+		for i := range owners {
+			wg.Go(func() {
+				for range rounds {
+					ids, err := s.Acquire(e.ctx, 1, time.Minute)
+					if !assert.NoError(t, err) {
+						return
+					}
+					v, err := e.rc.Do(e.ctx, e.rc.B().Incr().Key(counter).Build()).AsInt64()
+					assert.NoError(t, err)
+					most.Note(v)
+					assert.NoError(t, e.rc.Do(e.ctx, e.rc.B().Decr().Key(counter).Build()).Error())
+					assert.NoError(t, s.Release(e.ctx, ids...))
+				}
+			})
+			wg.Go(func() {
+				owner := fmt.Sprintf("Jxsem%d", i)
+				for range rounds {
+					v, err := strconv.ParseInt(e.peer.Must(t, e.ctx, owner, "xsem.inside", name, counter, "60000"), 10, 64)
+					assert.NoError(t, err)
+					most.Note(v)
+				}
+			})
+		}
+		wg.Wait()
+		assert.LessOrEqual(t, most.Load(), int64(permits), "never more inside than permits")
+		assert.Equal(t, fmt.Sprint(permits), java("available"), "every permit came back")
+		assert.Equal(t, "0", java("acquired"))
+	})
+}
