@@ -1,0 +1,166 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// fairQueued waits until field is at position pos of the fair lock's queue and subscribed
+// to its own channel.
+func (e *env) fairQueued(t *testing.T, name, field string, pos int) {
+	t.Helper()
+	ch := keys.FairWaiterChannel(name, field)
+	var q []string
+	ok := redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		v, err := e.rc.Do(e.ctx, e.rc.B().Lrange().Key(keys.FairQueue(name)).Start(0).Stop(-1).Build()).AsStrSlice()
+		q = v
+		return err == nil && len(v) > pos && v[pos] == field && redistest.NumSub(t, e.rc, ch) == 1
+	})
+	require.True(t, ok, "%s not queued at %d and subscribed on %s; queue %v", field, pos, ch, q)
+}
+
+// TestInteropFair: Go's NewFairLock and Redisson's getFairLock on one name.
+//   - They exclude each other, and a waiter on either side is woken by the other side's
+//     release, on its own channel, well under the 30 s TTL (FL-10).
+//   - A queue of Go and Java waiters, in alternation, is granted the lock in arrival order;
+//     a Java waiter whose tryLock wait passes in the middle of it leaves the queue (Redisson's
+//     acquireFailed) and so does a cancelled Go waiter, and neither stalls the next (FL-11).
+//   - 3 Go and 3 Java owners × 20 rounds increment a counter non-atomically under the lock,
+//     and the count is exact (FL-12).
+func TestInteropFair(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name, counter = "interopFair:lock", "interopFair:counter"
+		l := e.goc.NewFairLock(name)
+
+		t.Run("handoff", func(t *testing.T) {
+			g := rlock.NewOwner(e.ctx)
+			e.handOff(t, "fair", name, l, g, func() {}, func() {})
+			assert.Empty(t, e.hgetall(name))
+
+			// Timed both ways, each waiter asleep in the queue first.
+			e.peer.Must(t, e.ctx, "J", "fair.lock", name)
+			got := make(chan error, 1)
+			go func() { got <- l.Lock(g) }()
+			e.fairQueued(t, name, e.goField(g), 0)
+			released := time.Now()
+			e.peer.Must(t, e.ctx, "J", "fair.unlock", name)
+			require.NoError(t, <-got)
+			javaToGo := time.Since(released)
+
+			waiter := make(chan time.Time, 1)
+			go func() {
+				r, err := e.peer.Do(e.ctx, "J", "fair.lock", name)
+				assert.NoError(t, err)
+				assert.True(t, r.OK, "%s", r)
+				waiter <- time.Now()
+			}()
+			e.fairQueued(t, name, e.javaField("J"), 0)
+			released = time.Now()
+			require.NoError(t, l.Unlock(g))
+			goToJava := (<-waiter).Sub(released)
+			e.peer.Must(t, e.ctx, "J", "fair.unlock", name)
+			t.Logf("handoff Java→Go %v, Go→Java %v (TTL 30 s)", javaToGo, goToJava)
+			assert.Less(t, javaToGo, 3*time.Second, "woken by Java's release, not by the TTL")
+			assert.Less(t, goToJava, 3*time.Second, "woken by Go's release, not by the TTL")
+		})
+
+		t.Run("mixed queue order", func(t *testing.T) {
+			e := e.in(t)
+			e.peer.Must(t, e.ctx, "H", "fair.lock", name)
+			var mu sync.Mutex
+			var order []string
+			note := func(who string) {
+				mu.Lock()
+				order = append(order, who)
+				mu.Unlock()
+			}
+			var wg sync.WaitGroup
+			pos := 0
+			goWaiter := func(who string) {
+				ctx := rlock.NewOwner(e.ctx)
+				wg.Go(func() {
+					if !assert.NoError(t, l.Lock(ctx), who) {
+						return
+					}
+					note(who)
+					assert.NoError(t, l.Unlock(ctx))
+				})
+				e.fairQueued(t, name, e.goField(ctx), pos)
+				pos++
+			}
+			javaWaiter := func(who string) {
+				field := e.javaField(who)
+				wg.Go(func() {
+					r, err := e.peer.Do(e.ctx, who, "fair.lock", name)
+					if !assert.NoError(t, err) || !assert.True(t, r.OK, "%s: %s", who, r) {
+						return
+					}
+					note(who)
+					e.peer.Must(t, e.ctx, who, "fair.unlock", name)
+				})
+				e.fairQueued(t, name, field, pos)
+				pos++
+			}
+			goWaiter("G1")
+			javaWaiter("J1")
+			// A Java waiter that gives up while queued: tryLock's wait passes.
+			quitter := e.javaField("JQ")
+			quit := make(chan string, 1)
+			go func() {
+				r, _ := e.peer.Do(e.ctx, "JQ", "fair.trylock", name, "6000", "-1")
+				quit <- r.Value
+			}()
+			e.fairQueued(t, name, quitter, pos)
+			pos++
+			goWaiter("G2")
+			// A Go waiter cancelled while queued.
+			cctx, cancel := context.WithCancel(rlock.NewOwner(e.ctx))
+			cerr := make(chan error, 1)
+			go func() { cerr <- l.Lock(cctx) }()
+			e.fairQueued(t, name, e.goField(cctx), pos)
+			pos++
+			javaWaiter("J2")
+			goWaiter("G3")
+
+			cancel()
+			assert.ErrorIs(t, <-cerr, context.Canceled)
+			assert.Equal(t, "false", <-quit, "the Java tryLock's wait passed")
+			queue, err := e.rc.Do(e.ctx, e.rc.B().Lrange().Key(keys.FairQueue(name)).Start(0).Stop(-1).Build()).AsStrSlice()
+			require.NoError(t, err)
+			assert.Len(t, queue, 5, "both left the queue: %v", queue)
+			assert.NotContains(t, queue, quitter)
+
+			start := time.Now()
+			e.peer.Must(t, e.ctx, "H", "fair.unlock", name)
+			wg.Wait()
+			assert.Equal(t, []string{"G1", "J1", "G2", "J2", "G3"}, order, "arrival order, across Java and Go")
+			t.Logf("5 handoffs in %v", time.Since(start))
+			assert.Less(t, time.Since(start), 10*time.Second, "no waiter slept until a TTL")
+			assert.Empty(t, e.hgetall(name))
+			assert.Equal(t, int64(-2), e.pttl(keys.FairQueue(name)), "the queue is empty (deleted)")
+		})
+
+		t.Run("contention", func(t *testing.T) {
+			e := e.in(t)
+			lock := func(ctx context.Context) (int64, error) { return 0, l.Lock(ctx) }
+			e.contendCounter(t, "fair", name, counter, 3, 20, lock, l.Unlock, nil)
+			assert.Empty(t, e.hgetall(name))
+			assert.Equal(t, int64(-2), e.pttl(keys.FairQueue(name)), "nobody left queued")
+			for _, owner := range []string{"Jfair0", "Jfair1", "Jfair2"} {
+				assert.Zero(t, redistest.NumSub(t, e.rc, keys.FairWaiterChannel(name, e.javaField(owner))),
+					fmt.Sprintf("%s unsubscribed", owner))
+			}
+		})
+	})
+}
