@@ -8,6 +8,7 @@ package bench
 // docs/benchmarks.png after a complete, successful run. See README.md.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -643,11 +644,16 @@ func javaJar(t *testing.T) (string, string) {
 	return jar, ""
 }
 
-// javaProc is one JVM of the Java peer with one owner.
-type javaProc struct{ p *javapeer.Peer }
+// javaProc is one owner of a JVM of the Java peer: owner "o" when empty. typ is the peer's
+// lock type ("fair." for getFairLock; empty for RLock).
+type javaProc struct {
+	p          *javapeer.Peer
+	owner, typ string
+}
 
 func (j *javaProc) lock(ctx context.Context, name string) (func() error, error) {
-	r, err := j.p.Do(ctx, "o", "lock", name)
+	owner := cmp.Or(j.owner, "o")
+	r, err := j.p.Do(ctx, owner, j.typ+"lock", name)
 	if err == nil && !r.OK {
 		err = errors.New(r.Err)
 	}
@@ -655,7 +661,7 @@ func (j *javaProc) lock(ctx context.Context, name string) (func() error, error) 
 		return nil, err
 	}
 	return func() error {
-		r, err := j.p.Do(context.Background(), "o", "unlock", name)
+		r, err := j.p.Do(context.Background(), owner, j.typ+"unlock", name)
 		if err == nil && !r.OK {
 			err = errors.New(r.Err)
 		}

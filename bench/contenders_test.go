@@ -79,6 +79,7 @@ func goContenders() []*contender {
 type rlockProc struct {
 	c          *rlock.Client
 	cancelable bool
+	fair       bool // NewFairLock instead of NewLock
 }
 
 // newRlockProc: one rueidis client and one rlock.Client with default options (watchdog
@@ -93,6 +94,9 @@ func newRlockProc(cancelable bool) func(testing.TB, *redistest.Server, string) p
 
 func (p *rlockProc) lock(ctx context.Context, name string) (func() error, error) {
 	l := p.c.NewLock(name)
+	if p.fair {
+		l = p.c.NewFairLock(name)
+	}
 	lctx := rlock.NewOwner(ctx)
 	if p.cancelable {
 		var cancel context.CancelFunc
