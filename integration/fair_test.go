@@ -187,3 +187,41 @@ func (c *clusterEnv) testFair(t *testing.T) {
 		t.Run(kind+" mixed queue order", func(t *testing.T) { fairMixedQueue(t, c.env(t), l, name, subs) })
 	}
 }
+
+// TestInteropFairLateFirstWaiter documents a quirk of Redisson's fair lock (FL-14): while
+// the lock is free and the first waiter has not taken it (here a waiter that died, whose
+// deadline has not passed yet), the fair acquire replies 0 to the waiters behind it, and
+// Redisson's waiting loop runs the script again at once, over and over, until the first
+// waiter's deadline passes or its own wait ends. A goredisson waiter in the same place reads
+// the first waiter's deadline and sleeps until then. Each side waits 1 s here (TryLock), and
+// the test counts the script calls of each.
+func TestInteropFairLateFirstWaiter(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name = "interopFairLate:lock"
+		dead := "0b9a4d3e-9a7c-4d0e-8f3e-2b1a5c6d7e8f:99"
+		deadline := time.Now().Add(time.Minute).UnixMilli()
+		redistest.Do(t, e.rc, e.rc.B().Rpush().Key(keys.FairQueue(name)).Element(dead).Build())
+		redistest.Do(t, e.rc, e.rc.B().Zadd().Key(keys.FairTimeout(name)).ScoreMember().ScoreMember(float64(deadline), dead).Build())
+		scripts := func() int64 {
+			s, err := redistest.CommandStats(e.ctx, e.rc)
+			require.NoError(t, err)
+			return s["evalsha"] + s["eval"]
+		}
+
+		before := scripts()
+		assert.Equal(t, "false", e.peer.Must(t, e.ctx, "J", "fair.trylock", name, "1000", "-1"))
+		java := scripts() - before
+		before = scripts()
+		assert.ErrorIs(t, e.goc.NewFairLock(name).TryLock(rlock.NewOwner(e.ctx), time.Second, 0), rlock.ErrLocked)
+		goCalls := scripts() - before
+		t.Logf("script calls in a 1 s wait behind a late first waiter of a free lock: Java %d, Go %d", java, goCalls)
+		assert.Greater(t, java, int64(20), "Redisson retries without sleeping")
+		// Go: two attempts, two reads of the first waiter's deadline, one attempt at the bound
+		// and its read, the leave; three scripts are new to this server (EVALSHA, NOSCRIPT, EVAL).
+		assert.LessOrEqual(t, goCalls, int64(10), "goredisson sleeps until the first waiter's deadline or its own bound")
+		q, err := e.rc.Do(e.ctx, e.rc.B().Lrange().Key(keys.FairQueue(name)).Start(0).Stop(-1).Build()).AsStrSlice()
+		require.NoError(t, err)
+		assert.Equal(t, []string{dead}, q, "both left the queue; the dead waiter stays until its deadline")
+	})
+}
