@@ -87,7 +87,7 @@ func isNil(t *testing.T, r rueidis.RedisResult, msg string) {
 	assert.True(t, rueidis.IsRedisNil(r.Error()), "%s: want a nil reply, got %v", msg, r)
 }
 
-func TestFairAcquireScript(t *testing.T) {
+func TestFairAcquireScript(t *testing.T) { // FL-07: deadlines move by one wait when the first acquires
 	f := newFairFixture(t)
 
 	isNil(t, f.acquire(field), "free, empty queue: acquired")
@@ -166,7 +166,7 @@ func TestFairTryAcquireScript(t *testing.T) {
 	assert.Equal(t, map[string]int64{waiterD: f.now + 1000}, f.deadlines(), "D moved one wait (ARGV[4]) earlier")
 }
 
-func TestFairLeaveScript(t *testing.T) {
+func TestFairLeaveScript(t *testing.T) { // FL-05
 	f := newFairFixture(t)
 	leave := func(w string) {
 		isNil(t, f.exec(FairLeave, []string{fairQueue, fairTimeout, "lk", channel}, w, ms(fairWait), "PUBLISH", "0"), "leave")

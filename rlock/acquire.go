@@ -150,8 +150,8 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration, wait 
 		case r.acquired:
 			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token)
 			return attempt{acquired: true, token: r.token}, nil
-		case l.kind == fair && !a.once:
-			return l.fairAttempt(ctx, r.ttl)
+		case l.kind == fair && r.ttl <= 0:
+			return attempt{}, nil // free, another waiter first (or no TTL): see fairWait
 		case r.ttl < 0:
 			return attempt{}, nil
 		}

@@ -49,14 +49,65 @@ type fairKeys struct {
 }
 
 // fairWait is the fair lock's loop: the shared waiting core on the waiter's own channel,
-// where a release wakes it (and no other waiter), with the lock's wake rule. A waiter that
-// did not acquire leaves the queue, bounded by ReleaseTimeout whatever ctx says.
+// where a release wakes it (and no other waiter), with the lock's wake rule. An attempt that
+// finds the lock free while another waiter is first (reply 0) is followed by a pause of
+// behindPause instead of the holder's lease. A waiter that did not acquire leaves the
+// queue, bounded by ReleaseTimeout whatever ctx says.
 func (l *Lock) fairWait(ctx context.Context, field string, wait waitBound, try func() (attempt, error)) error {
-	err := l.c.waitFor(ctx, wait, keys.FairWaiterChannel(l.name, field), pubsub.LockRule, try)
+	var b behind
+	fairTry := func() (attempt, error) {
+		a, err := try()
+		if err != nil || a.acquired || a.expires {
+			b.n = 0
+			return a, err
+		}
+		return l.behindPause(ctx, &b)
+	}
+	err := l.c.waitFor(ctx, wait, keys.FairWaiterChannel(l.name, field), pubsub.LockRule, fairTry)
 	if err != nil && (!wait.limited || wait.d > 0) {
 		l.leaveQueue(ctx, field, l.fairWaitMs(wait))
 	}
 	return err
+}
+
+// behindFirstPause is the first pause of a waiter that found the fair lock free while
+// another waiter is first; each next one in a row is twice the last.
+const behindFirstPause = 10 * time.Millisecond
+
+// behind is a waiter's run of attempts that found the lock free while another waiter was
+// first, and that waiter's deadline as last read.
+type behind struct {
+	n        int
+	deadline time.Time // zero: none read, or the queue has none
+}
+
+// behindPause returns the attempt (not acquired) of a waiter that found the lock free while
+// another waiter is first, or the lock's key without a TTL. That waiter should take the
+// lock within a round trip (it was woken, or its timer fired); once it holds it, the next
+// attempt reads its lease. But nobody is told when it takes the lock, and if it died it never
+// will: it is dropped only when its deadline has passed. So the waiter sleeps, unless woken,
+// for 10 ms, then twice as long after each such attempt in a row, never past the first
+// waiter's deadline (read from Redis, lua.FairHeadDeadline, at the first such attempt and
+// again once the one read has passed): a handful of attempts while the first waiter takes
+// the lock, about log2(deadline / 10 ms) in all behind a waiter that died. Redisson's waiter
+// retries without pausing.
+func (l *Lock) behindPause(ctx context.Context, b *behind) (attempt, error) {
+	b.n++
+	if b.n == 1 || (!b.deadline.IsZero() && !time.Now().Before(b.deadline)) {
+		ms, err := lua.FairHeadDeadline.Exec(ctx, l.c.rc, []string{l.fair.queue, l.fair.timeout}, nil).AsInt64()
+		if err != nil {
+			return attempt{}, err
+		}
+		b.deadline = time.Time{}
+		if ms >= 0 {
+			b.deadline = time.UnixMilli(ms)
+		}
+	}
+	pause := behindFirstPause << min(b.n-1, 30)
+	if !b.deadline.IsZero() {
+		pause = min(pause, max(time.Until(b.deadline), time.Millisecond))
+	}
+	return attempt{expires: true, ttl: pause}, nil
 }
 
 // fairWaitMs returns the thread-wait time of an acquire with bound wait, in ms as the
@@ -78,26 +129,6 @@ func (l *Lock) fairAcquireCall(a acquisition) (lua.Script, []string, []string) {
 		return lua.FairTryAcquire, ks, []string{a.leaseMs, a.field, now, a.fairWait}
 	}
 	return lua.FairAcquire, ks, []string{a.leaseMs, a.field, a.fairWait, now}
-}
-
-// fairAttempt reads a queued waiter's reply ttl (not acquired): the holder's remaining
-// lease, or for a first attempt the time until the waiter before it must have taken the
-// lock. A reply of 0 or less means that the lock is free while another waiter is first (or
-// that the holder's key has no TTL): the waiter then sleeps until woken or until the first
-// waiter's deadline, read from Redis, after which its next attempt drops that waiter if it
-// is still there. It sleeps until woken only when there is no deadline to wait for.
-func (l *Lock) fairAttempt(ctx context.Context, ttl int64) (attempt, error) {
-	if ttl > 0 {
-		return attempt{expires: true, ttl: time.Duration(ttl) * time.Millisecond}, nil
-	}
-	deadline, err := lua.FairHeadDeadline.Exec(ctx, l.c.rc, []string{l.fair.queue, l.fair.timeout}, nil).AsInt64()
-	switch {
-	case err != nil:
-		return attempt{}, err
-	case deadline < 0:
-		return attempt{}, nil
-	}
-	return attempt{expires: true, ttl: max(time.Until(time.UnixMilli(deadline)), time.Millisecond)}, nil
 }
 
 // leaveQueue takes field out of the fair lock's queue (lua.FairLeave), with the thread-wait

@@ -65,7 +65,7 @@ func fieldOf(t testing.TB, l *Lock, ctx context.Context) string {
 // The fair lock writes Redisson's layout: the RLock hash, the queue and the timeout set,
 // one channel per waiter; a release wakes the first waiter on its channel, which then
 // unsubscribes.
-func TestFairLayoutAndHandoff(t *testing.T) { // FL-1
+func TestFairLayoutAndHandoff(t *testing.T) { // FL-21, FL-22
 	f := newFairFixture(t, Options{})
 	holder, waiter := f.owners()
 	hf, wf := fieldOf(t, f.l, holder), fieldOf(t, f.l, waiter)
@@ -101,7 +101,7 @@ func TestFairLayoutAndHandoff(t *testing.T) { // FL-1
 }
 
 // Waiters of several clients are granted the lock in the order they queued.
-func TestFairOrder(t *testing.T) { // FL-2
+func TestFairOrder(t *testing.T) { // FL-26
 	f := newFairFixture(t, Options{})
 	locks := []*Lock{f.l, f.c.NewFairLock(f.name)}
 	for range 2 {
@@ -133,9 +133,36 @@ func TestFairOrder(t *testing.T) { // FL-2
 	assert.Empty(t, fairQueue(t, f.rc, f.name))
 }
 
+// Holders that never unlock: each lease runs out, nobody publishes, and the first waiter
+// wakes at the holder's TTL and takes the lock; the queue keeps its order.
+func TestFairLeaseExpiryKeepsOrder(t *testing.T) { // FL-01
+	f := newFairFixture(t, Options{})
+	const lease, n = 300 * time.Millisecond, 4
+	require.NoError(t, f.l.LockFor(f.ctx, lease))
+	order := make(chan int, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		ctx := NewOwner(f.base)
+		wg.Go(func() {
+			assert.NoError(t, f.l.TryLock(ctx, 30*time.Second, lease))
+			order <- i // and never unlocks
+		})
+		queuedAsleep(t, f.rc, f.name, fieldOf(t, f.l, ctx), i)
+	}
+	wg.Wait()
+	close(order)
+	var got []int
+	for i := range order {
+		got = append(got, i)
+	}
+	assert.Equal(t, []int{0, 1, 2, 3}, got)
+	assert.Less(t, time.Since(start), 10*time.Second, "each waited about one lease")
+}
+
 // A waiter cancelled in the middle of the queue leaves it (the waiters behind it move one
 // wait earlier), its subscription ends, and the waiters around it are served in order.
-func TestFairCancelMidQueue(t *testing.T) { // FL-3
+func TestFairCancelMidQueue(t *testing.T) { // FL-05 (acquireFailed shifts the waiters behind)
 	f := newFairFixture(t, Options{})
 	require.NoError(t, f.l.Lock(f.ctx))
 	a, c := f.owners()
@@ -183,7 +210,7 @@ func TestFairCancelMidQueue(t *testing.T) { // FL-3
 
 // TryLock's wait is its thread-wait time; a TryLock whose wait passes leaves the queue;
 // TryLock without a wait never queues.
-func TestFairTryLock(t *testing.T) { // FL-4
+func TestFairTryLock(t *testing.T) { // FL-10, FL-06
 	f := newFairFixture(t, Options{})
 	holder, waiter := f.owners()
 	wf := fieldOf(t, f.l, waiter)
@@ -209,9 +236,9 @@ func TestFairTryLock(t *testing.T) { // FL-4
 }
 
 // A first waiter that died (it neither takes the lock nor leaves the queue) holds the next
-// one back only until its deadline: the next one sleeps until then, not polling, and takes
-// the lock once the stale waiter is dropped.
-func TestFairDeadWaiterDroppedAtDeadline(t *testing.T) { // FL-5
+// one back only until its deadline: the next one pauses, doubling each pause, never past
+// that deadline, and takes the lock once the stale waiter is dropped.
+func TestFairDeadWaiterDroppedAtDeadline(t *testing.T) { // FL-08
 	f := newFairFixture(t, Options{})
 	dead := "6f1c2a9e-3b7d-4c1e-9a55-0d2f8e4b7c11:99"
 	deadline := time.UnixMilli(time.Now().Add(1500 * time.Millisecond).UnixMilli())
@@ -222,15 +249,17 @@ func TestFairDeadWaiterDroppedAtDeadline(t *testing.T) { // FL-5
 	require.NoError(t, f.l.Lock(f.ctx))
 	assert.False(t, time.Now().Before(deadline), "not before the dead waiter's deadline")
 	assert.Less(t, time.Since(deadline), 2*time.Second, "soon after it")
-	assert.LessOrEqual(t, redistest.Calls(t, f.rc, "evalsha")-scripts, int64(6),
-		"slept until the deadline: try, head deadline, try after subscribing, head deadline, try")
+	// Two attempts (joining, after subscribing), one read of the deadline, then attempts
+	// after pauses of 10 ms doubling, capped at the deadline: 8 for 1.5 s.
+	assert.LessOrEqual(t, redistest.Calls(t, f.rc, "evalsha")-scripts, int64(12),
+		"paused with a doubling backoff up to the dead waiter's deadline, not polling")
 	assert.Empty(t, fairQueue(t, f.rc, f.name))
 	require.NoError(t, f.l.Unlock(f.ctx))
 }
 
 // When the first waiter gives up while the lock is free (the release went to it), the next
 // waiter is woken at once, not at its timer.
-func TestFairFirstLeavingWakesNext(t *testing.T) { // FL-6
+func TestFairFirstLeavingWakesNext(t *testing.T) {
 	f := newFairFixture(t, Options{})
 	// A holder with a long lease that will vanish without a release message.
 	java := "6f1c2a9e-3b7d-4c1e-9a55-0d2f8e4b7c11:1"
@@ -256,7 +285,7 @@ func TestFairFirstLeavingWakesNext(t *testing.T) { // FL-6
 
 // Leases and the watchdog work as on the RLock; a hold lost to a force-unlock elsewhere
 // ends its Held context; the next waiter is woken by the force-unlock.
-func TestFairLeaseWatchdogAndLostHold(t *testing.T) { // FL-7
+func TestFairLeaseWatchdogAndLostHold(t *testing.T) { // FL-12, FL-13 (Go: ErrNotHeld)
 	f := newFairFixture(t, Options{WatchdogTimeout: 300 * time.Millisecond})
 	a, b := f.owners()
 	require.NoError(t, f.l.LockFor(a, 5*time.Second))
@@ -291,7 +320,7 @@ func TestFairLeaseWatchdogAndLostHold(t *testing.T) { // FL-7
 }
 
 // Owners of several clients never hold the fair lock together.
-func TestFairExclusion(t *testing.T) { // FL-8
+func TestFairExclusion(t *testing.T) { // FL-24
 	name := redistest.Name(t)
 	ov := contend(t, redistest.Shared(t), 3, 4, 15, func(c *Client) func(ctx context.Context, inside func()) error {
 		l := c.NewFairLock(name)
@@ -312,7 +341,7 @@ func TestFairExclusion(t *testing.T) { // FL-8
 // release wakes the first waiter only. Counted on a server of the test's own: script calls
 // and subscriptions (the latch sweeper's DEL, at most one per Unlock, cannot be told from
 // the release script's own DEL in INFO commandstats and is left out).
-func TestFairCommandsPerAcquisition(t *testing.T) { // FL-9
+func TestFairCommandsPerAcquisition(t *testing.T) {
 	srv := redistest.Start(t)
 	per := map[int]float64{}
 	for _, n := range []int{1, 16} {
