@@ -61,6 +61,7 @@ const (
 	waitsPolling waitKind = iota // a failed attempt counted by a hook: the waiter now sleeps or waits for a push
 	waitsPubSub                  // goredisson: the waiter's client shows sub>=1 in CLIENT LIST
 	waitsJava                    // Java Redisson: a new set of subscribed connections (see javaReady)
+	waitsQueue                   // a fair lock, Go or Java: its queue (LLEN) holds every waiter
 )
 
 // goContenders are the Go libraries, goredisson first.

@@ -191,26 +191,12 @@ return nil
 // with none the key is deleted, the first waiter is woken and the reply is 1. Replies 0 and
 // 1 are stored in the latch.
 var FairRelease = newScript(`
-local replay = redis.call('get', KEYS[5])
-if replay then
-	return tonumber(replay)
-end
-`+purgeStale("ARGV[4]")+`
+`+replayLatch("KEYS[5]")+purgeStale("ARGV[4]")+`
 if redis.call('exists', KEYS[1]) == 0 then
 `+wakeHead("1", "5", "7")+`
 	return nil
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-	return nil
-end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
-	if ARGV[2] ~= '0' then
-		redis.call('pexpire', KEYS[1], ARGV[2])
-	end
-	redis.call('set', KEYS[5], 0, 'px', ARGV[6])
-	return 0
-end
-redis.call('del', KEYS[1])
+`+releaseOne("KEYS[5]", "ARGV[6]")+`redis.call('del', KEYS[1])
 redis.call('set', KEYS[5], 1, 'px', ARGV[6])
 `+wakeHead("1", "5", "7")+`
 return 1

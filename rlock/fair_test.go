@@ -54,6 +54,16 @@ func queuedAsleep(t *testing.T, rc rueidis.Client, name, field string, pos int) 
 	}), "waiter %s not queued at %d and subscribed", field, pos)
 }
 
+// drained closes ch, which nobody sends on any more, and returns what it holds.
+func drained[T any](ch chan T) []T {
+	close(ch)
+	var out []T
+	for v := range ch {
+		out = append(out, v)
+	}
+	return out
+}
+
 // fieldOf returns the hash field of ctx's owner on l.
 func fieldOf(t testing.TB, l *Lock, ctx context.Context) string {
 	t.Helper()
@@ -124,12 +134,7 @@ func TestFairOrder(t *testing.T) { // FL-26
 	}
 	require.NoError(t, f.l.Unlock(f.ctx))
 	wg.Wait()
-	close(order)
-	var got []int
-	for i := range order {
-		got = append(got, i)
-	}
-	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, got)
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, drained(order))
 	assert.Empty(t, fairQueue(t, f.rc, f.name))
 }
 
@@ -151,12 +156,7 @@ func TestFairLeaseExpiryKeepsOrder(t *testing.T) { // FL-01
 		queuedAsleep(t, f.rc, f.name, fieldOf(t, f.l, ctx), i)
 	}
 	wg.Wait()
-	close(order)
-	var got []int
-	for i := range order {
-		got = append(got, i)
-	}
-	assert.Equal(t, []int{0, 1, 2, 3}, got)
+	assert.Equal(t, []int{0, 1, 2, 3}, drained(order))
 	assert.Less(t, time.Since(start), 10*time.Second, "each waited about one lease")
 }
 
@@ -200,12 +200,7 @@ func TestFairCancelMidQueue(t *testing.T) { // FL-05 (acquireFailed shifts the w
 
 	require.NoError(t, f.l.Unlock(f.ctx))
 	wg.Wait()
-	close(order)
-	var got []string
-	for s := range order {
-		got = append(got, s)
-	}
-	assert.Equal(t, []string{af, cf}, got)
+	assert.Equal(t, []string{af, cf}, drained(order))
 }
 
 // TryLock's wait is its thread-wait time; a TryLock whose wait passes leaves the queue;
