@@ -8,6 +8,7 @@ package bench
 // docs/benchmarks.png after a complete, successful run. See README.md.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -548,6 +549,9 @@ type hoContender struct {
 	inLock  []atomic.Bool
 	entered []atomic.Int64 // failed() when the participant last entered lock
 	watch   *subWatch
+	// atMeasured, when set, is called right after the warm-up's last acquisition (first)
+	// and the last measured one, under the block's lock (TestFairHandoff's MONITOR).
+	atMeasured func(first bool) error
 }
 
 func compareHandoff(t *testing.T, srv *redistest.Server, ctl rueidis.Client, res *compareResult) {
@@ -643,11 +647,16 @@ func javaJar(t *testing.T) (string, string) {
 	return jar, ""
 }
 
-// javaProc is one JVM of the Java peer with one owner.
-type javaProc struct{ p *javapeer.Peer }
+// javaProc is one owner of a JVM of the Java peer: owner "o" when empty. typ is the peer's
+// lock type ("fair." for getFairLock; empty for RLock).
+type javaProc struct {
+	p          *javapeer.Peer
+	owner, typ string
+}
 
 func (j *javaProc) lock(ctx context.Context, name string) (func() error, error) {
-	r, err := j.p.Do(ctx, "o", "lock", name)
+	owner := cmp.Or(j.owner, "o")
+	r, err := j.p.Do(ctx, owner, j.typ+"lock", name)
 	if err == nil && !r.OK {
 		err = errors.New(r.Err)
 	}
@@ -655,7 +664,7 @@ func (j *javaProc) lock(ctx context.Context, name string) (func() error, error) 
 		return nil, err
 	}
 	return func() error {
-		r, err := j.p.Do(context.Background(), "o", "unlock", name)
+		r, err := j.p.Do(context.Background(), owner, j.typ+"unlock", name)
 		if err == nil && !r.OK {
 			err = errors.New(r.Err)
 		}
@@ -677,6 +686,7 @@ type subWatch struct {
 	prev, cur  []int64 // Java: subscribed connection ids when the last release was sent, and now
 	numsub     int64   // CLIENT LIST and PUBSUB NUMSUB commands sent
 	lists      int64
+	llens      int64 // LLEN commands sent (waitsQueue)
 }
 
 func (w *subWatch) list() ([]clientConn, error) {
@@ -741,6 +751,10 @@ func (h *hoContender) ready(holder, n int) (bool, error) {
 			}
 		}
 		return len(subscribed) >= waiters, nil
+	case waitsQueue:
+		h.watch.llens++
+		n, err := do(h.watch.ctl, h.watch.ctl.B().Llen().Key(keys.FairQueue(h.lock)).Build()).AsInt64()
+		return err == nil && n >= int64(waiters), err
 	default: // waitsJava
 		conns, err := h.watch.list()
 		if err != nil {
@@ -777,7 +791,7 @@ func (h *hoContender) block(ctl rueidis.Client, v hoVariant, row *hoRow) error {
 		stop       = make(chan struct{})
 		handed     = make(chan struct{}, 1)
 		s0         map[string]int64
-		ctl0       [2]int64
+		ctl0       [3]int64
 		f0         int64
 	)
 	sumFailed := func() int64 {
@@ -845,14 +859,20 @@ func (h *hoContender) block(ctl rueidis.Client, v hoVariant, row *hoRow) error {
 				switch k {
 				case v.warmups:
 					s0, err2 = cmdStats(ctl)
-					ctl0 = [2]int64{h.numsubs(), h.lists()}
+					ctl0 = [3]int64{h.numsubs(), h.lists(), h.llens()}
 					f0 = sumFailed()
+					if h.atMeasured != nil {
+						err2 = errors.Join(err2, h.atMeasured(true))
+					}
 				case v.warmups + v.perBlock:
 					var s1 map[string]int64
 					s1, err2 = cmdStats(ctl)
+					if h.atMeasured != nil {
+						err2 = errors.Join(err2, h.atMeasured(false))
+					}
 					if err2 == nil {
 						row.cmds.add(s0, s1, map[string]int64{"pubsub|numsub": h.numsubs() - ctl0[0],
-							"client|list": h.lists() - ctl0[1]}, int64(v.perBlock))
+							"client|list": h.lists() - ctl0[1], "llen": h.llens() - ctl0[2]}, int64(v.perBlock))
 						row.handoffs += v.perBlock
 						row.failed += sumFailed() - f0
 					}
@@ -948,6 +968,13 @@ func (h *hoContender) lists() int64 {
 		return 0
 	}
 	return h.watch.lists
+}
+
+func (h *hoContender) llens() int64 {
+	if h.watch == nil {
+		return 0
+	}
+	return h.watch.llens
 }
 
 // --- (d) renewal ------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ const (
 	waitsPolling waitKind = iota // a failed attempt counted by a hook: the waiter now sleeps or waits for a push
 	waitsPubSub                  // goredisson: the waiter's client shows sub>=1 in CLIENT LIST
 	waitsJava                    // Java Redisson: a new set of subscribed connections (see javaReady)
+	waitsQueue                   // a fair lock, Go or Java: its queue (LLEN) holds every waiter
 )
 
 // goContenders are the Go libraries, goredisson first.
@@ -79,6 +80,7 @@ func goContenders() []*contender {
 type rlockProc struct {
 	c          *rlock.Client
 	cancelable bool
+	fair       bool // NewFairLock instead of NewLock
 }
 
 // newRlockProc: one rueidis client and one rlock.Client with default options (watchdog
@@ -93,6 +95,9 @@ func newRlockProc(cancelable bool) func(testing.TB, *redistest.Server, string) p
 
 func (p *rlockProc) lock(ctx context.Context, name string) (func() error, error) {
 	l := p.c.NewLock(name)
+	if p.fair {
+		l = p.c.NewFairLock(name)
+	}
 	lctx := rlock.NewOwner(ctx)
 	if p.cancelable {
 		var cancel context.CancelFunc

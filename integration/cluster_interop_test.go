@@ -60,6 +60,7 @@ func TestClusterInterop(t *testing.T) {
 				t.Run("UnlockWakesWaiter", c.testUnlockWakesWaiter)
 				t.Run("ForceUnlockWakesWaiter", c.testForceUnlockWakesWaiter)
 				t.Run("ReentrancyPerOwner", c.testReentrancyPerOwner)
+				t.Run("Fair", c.testFair)
 				t.Run("GoTold", func(t *testing.T) {
 					told := c.withGo(t, rlock.Options{JavaPubSub: jm.told}, jm.listens, c.label+"told")
 					told.testUnlockWakesWaiter(t)

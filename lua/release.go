@@ -18,21 +18,7 @@ package lua
 // lease (unless it is "0") and the reply is 0; when none remain the key is deleted, ARGV[1] is published on the
 // channel and the reply is 1. Replies 0 and 1 are also stored in the latch.
 var Release = newScript(`
-local replay = redis.call('get', KEYS[3])
-if replay then
-	return tonumber(replay)
-end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-	return nil
-end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
-	if ARGV[2] ~= '0' then
-		redis.call('pexpire', KEYS[1], ARGV[2])
-	end
-	redis.call('set', KEYS[3], 0, 'px', ARGV[5])
-	return 0
-end
-redis.call('del', KEYS[1])
+`+replayLatch("KEYS[3]")+releaseOne("KEYS[3]", "ARGV[5]")+`redis.call('del', KEYS[1])
 if ARGV[4] ~= '' then
 	redis.call(ARGV[4], KEYS[2], ARGV[1])
 end
@@ -65,3 +51,31 @@ if redis.call('del', KEYS[1]) == 1 then
 end
 return 0
 `, false)
+
+// replayLatch is the first step of the release scripts: when the unlock latch (KEYS index
+// latch) exists, its stored reply is returned.
+func replayLatch(latch string) string {
+	return `local replay = redis.call('get', ` + latch + `)
+if replay then
+	return tonumber(replay)
+end
+`
+}
+
+// releaseOne is the step of the release scripts that gives up one hold of the field
+// ARGV[3]: nil when it holds none; with holds left the lease ARGV[2] is set again (unless
+// "0"), 0 stored in the latch with TTL ttlArg, and the reply is 0. Otherwise the script
+// goes on to its full release.
+func releaseOne(latch, ttlArg string) string {
+	return `if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+	return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+	if ARGV[2] ~= '0' then
+		redis.call('pexpire', KEYS[1], ARGV[2])
+	end
+	redis.call('set', ` + latch + `, 0, 'px', ` + ttlArg + `)
+	return 0
+end
+`
+}

@@ -26,9 +26,9 @@ func WakeN(n int) Wake { return Wake{n: max(n, 0)} }
 // fast and must not block.
 type Rule func(message string) Wake
 
-// LockRule is the rule of Redisson's LockPubSub, shared by RLock and the read-write lock:
-// "0" (a lock released) wakes one waiter, "1" (a write lock released, after which every
-// reader may enter) wakes all; any other message wakes none.
+// LockRule is the rule of Redisson's LockPubSub, shared by RLock, the read-write lock and the
+// fair lock's per-waiter channels: "0" (a lock released) wakes one waiter, "1" (a write lock
+// released, after which every reader may enter) wakes all; any other message wakes none.
 func LockRule(message string) Wake {
 	switch message {
 	case "0":

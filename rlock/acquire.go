@@ -103,16 +103,20 @@ func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration)
 }
 
 // wait is acquire's loop, after the arguments were checked: the shared waiting core with
-// the lock's channel and the reentrant lock's wake rule, or the spin lock's.
+// the lock's channel and the reentrant lock's wake rule, the fair lock's (its waiter's own
+// channel), or the spin lock's.
 func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease time.Duration) (token int64, err error) {
 	try := func() (attempt, error) {
-		a, err := l.try(ctx, field, lease)
+		a, err := l.try(ctx, field, lease, wait)
 		token = a.token
 		return a, err
 	}
-	if l.spin != nil {
+	switch {
+	case l.spin != nil:
 		err = l.c.spinFor(ctx, wait, l.spin.backoff, try)
-	} else {
+	case l.kind == fair:
+		err = l.fairWait(ctx, field, wait, try)
+	default:
 		err = l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, try)
 	}
 	return token, err
@@ -121,13 +125,18 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 // try runs the acquire script. An acquisition is recorded in the hold registry (and a
 // watchdog hold registered for renewal) before try returns. With replica sync, an
 // acquisition that no replica confirmed has been given back and is tried again after a
-// pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed.
-func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (attempt, error) {
+// pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed. wait is
+// the acquire's bound, which a fair lock's scripts take.
+func (l *Lock) try(ctx context.Context, field string, lease time.Duration, wait waitBound) (attempt, error) {
 	watchdog := lease == 0
 	if watchdog {
 		lease = l.c.opts.WatchdogTimeout
 	}
 	a := acquisition{field: field, lease: lease, leaseMs: strconv.FormatInt(max(lease.Milliseconds(), 1), 10)}
+	if l.kind == fair {
+		a.once = wait.limited && wait.d == 0
+		a.fairWait = l.fairWaitMs(wait)
+	}
 	return retryUnconfirmed(ctx, func() (attempt, error) {
 		a.sent = time.Now()
 		res, err := l.evalAcquire(ctx, a)
@@ -141,6 +150,8 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (atte
 		case r.acquired:
 			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token)
 			return attempt{acquired: true, token: r.token}, nil
+		case l.kind == fair && r.ttl <= 0:
+			return attempt{}, nil // free, another waiter first (or no TTL): see fairWait
 		case r.ttl < 0:
 			return attempt{}, nil
 		}
@@ -200,10 +211,12 @@ func (l *Lock) acquiredBy(res rueidis.RedisResult) bool {
 
 // acquisition is one run of the acquire script.
 type acquisition struct {
-	field   string
-	lease   time.Duration // the TTL the script sets
-	leaseMs string        // lease as the script takes it
-	sent    time.Time     // when the script was sent, at the latest
+	field    string
+	lease    time.Duration // the TTL the script sets
+	leaseMs  string        // lease as the script takes it
+	sent     time.Time     // when the script was sent, at the latest
+	once     bool          // fair: a single attempt (the script that never queues)
+	fairWait string        // fair: the thread-wait time in ms, as the scripts take it
 }
 
 // evalAcquire runs the acquire script. If ctx ends before the reply arrives, it returns
@@ -226,9 +239,14 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 		defer cancel()
 		res := l.runAcquire(rctx, a)
 		reply <- res
-		if !state.CompareAndSwap(pending, delivered) && l.acquiredBy(res) {
+		if state.CompareAndSwap(pending, delivered) {
+			return
+		}
+		if l.acquiredBy(res) {
 			err := l.giveBack(rctx, a)
 			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", a.field, "error", err)
+		} else if l.kind == fair && !a.once {
+			l.leaveQueue(rctx, a.field, a.fairWait) // the abandoned attempt may have queued
 		}
 	})
 	if !started {
@@ -256,6 +274,8 @@ func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResul
 		script, keys = lua.FencedAcquire, []string{l.name, l.tokenKey}
 	case nonReentrant:
 		script, args = lua.NonReentrantAcquire, append(args, reacquireError)
+	case fair:
+		script, keys, args = l.fairAcquireCall(a)
 	}
 	if l.c.replicas == nil {
 		return script.Exec(ctx, l.c.rc, keys, args)

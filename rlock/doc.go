@@ -51,7 +51,9 @@
 // NewNonReentrantLock returns a Lock that its owner cannot take twice (Java's
 // getNonReentrantLock): a second acquisition returns ErrReentry at once. NewSpinLock
 // returns a Lock without pub/sub (Java's getSpinLock): its waiters poll with an
-// exponential backoff, and its releases publish nothing.
+// exponential backoff, and its releases publish nothing. NewFairLock returns a Lock whose
+// waiters are granted it in the order they started waiting, Java's and Go's alike (Java's
+// getFairLock): they queue in Redis, and a release wakes the first one only.
 //
 // # Synchronizers
 //

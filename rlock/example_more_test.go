@@ -223,3 +223,27 @@ func ExampleClient_NewSpinLock() {
 	_ = l.Unlock(waiter)
 	// Output: <nil>
 }
+
+// A fair lock grants the lock to its waiters in the order they started waiting, Go's and
+// Java's alike (Redisson's getFairLock); a release wakes the first waiter only.
+func ExampleClient_NewFairLock() {
+	locks, done := exampleLocks(rlock.Options{})
+	defer done()
+	queue := locks.NewFairLock("example:fair")
+	first := rlock.NewOwner(context.Background())
+	fmt.Println(queue.Lock(first))
+
+	second := rlock.NewOwner(context.Background())
+	fmt.Println(errors.Is(queue.TryLock(second, 0, 0), rlock.ErrLocked)) // one attempt: it never queues
+	acquired := make(chan error)
+	go func() { acquired <- queue.Lock(second) }() // queues, and sleeps on its own channel
+	fmt.Println(queue.Unlock(first))               // wakes the first waiter in the queue
+	fmt.Println(<-acquired)
+	fmt.Println(queue.Unlock(second))
+	// Output:
+	// <nil>
+	// true
+	// <nil>
+	// <nil>
+	// <nil>
+}

@@ -12,9 +12,10 @@ import (
 // carries none; every method returns ErrEmptyName for a handle with an empty name and
 // ErrClosed once the Client is closed. Every error names the method and the lock.
 //
-// A Lock comes from NewLock (Redisson's RLock), NewNonReentrantLock or NewSpinLock. The
-// methods' documentation describes NewLock's; those two constructors say how theirs differ
-// (ErrReentry instead of re-entering; polling instead of pub/sub).
+// A Lock comes from NewLock (Redisson's RLock), NewNonReentrantLock, NewSpinLock or
+// NewFairLock. The methods' documentation describes NewLock's; those constructors say how
+// theirs differ (ErrReentry instead of re-entering; polling instead of pub/sub; a queue of
+// waiters served in order).
 type Lock struct {
 	c        *Client
 	name     string
@@ -22,6 +23,7 @@ type Lock struct {
 	kind     lockKind
 	tokenKey string    // fenced: the token counter
 	spin     *spinLock // spin: its backoff
+	fair     *fairKeys // fair: its queue and timeout set
 }
 
 // lockKind is the lock type a Lock handle implements: what its acquire script is and how
@@ -33,6 +35,7 @@ const (
 	fenced                       // RFencedLock: a reentrant lock that issues tokens
 	nonReentrant                 // getNonReentrantLock: a holder cannot take it again
 	spin                         // RSpinLock: waiters poll, releases publish nothing
+	fair                         // RedissonFairLock: waiters queue, each on its own channel
 )
 
 // Name returns the lock's name, which is its Redis key.

@@ -25,6 +25,10 @@ const (
 	// DefaultReplicaSyncTimeout is how long each WAIT for replicas blocks at most
 	// (Redisson's slavesSyncTimeout).
 	DefaultReplicaSyncTimeout = time.Second
+	// DefaultFairLockWaitTimeout is the thread-wait time of a fair lock's waiters when
+	// TryLock gives no positive wait (Redisson's fairLockWaitTimeout, 5 minutes since
+	// Redisson 3.13.3): each queued waiter's deadline is the one before it plus this.
+	DefaultFairLockWaitTimeout = 5 * time.Minute
 )
 
 // minWatchdogTimeout is the shortest WatchdogTimeout: below it the safety margin taken off
@@ -156,6 +160,12 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 	// HoldWarning, when positive, logs a warning for every hold kept longer than this.
 	HoldWarning time.Duration
+	// FairLockWaitTimeout is the thread-wait time of the fair lock's waiters (see
+	// NewFairLock) when TryLock gives no positive wait: how much later than the waiter
+	// before it a queued waiter may take the lock before the queue drops it. Zero means
+	// DefaultFairLockWaitTimeout, Redisson's default; set it as the Java services on the
+	// same names set fairLockWaitTimeout.
+	FairLockWaitTimeout time.Duration
 }
 
 // withDefaults checks o and fills its zero fields. A field out of range is an error that
@@ -170,6 +180,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"ReleaseTimeout", o.ReleaseTimeout},
 		{"ReplicaSyncTimeout", o.ReplicaSyncTimeout},
 		{"HoldWarning", o.HoldWarning},
+		{"FairLockWaitTimeout", o.FairLockWaitTimeout},
 	} {
 		if d.value < 0 {
 			return o, fmt.Errorf("%w: %s %v is negative", ErrInvalidOptions, d.field, d.value)
@@ -201,6 +212,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ReplicaSyncTimeout == 0 {
 		o.ReplicaSyncTimeout = DefaultReplicaSyncTimeout
+	}
+	if o.FairLockWaitTimeout == 0 {
+		o.FairLockWaitTimeout = DefaultFairLockWaitTimeout
 	}
 	if o.ReplicaSyncTimeout < time.Millisecond {
 		return o, fmt.Errorf("%w: ReplicaSyncTimeout %v is below 1ms (WAIT counts milliseconds, and 0 would block forever)", ErrInvalidOptions, o.ReplicaSyncTimeout)

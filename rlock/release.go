@@ -94,15 +94,12 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 	if watchdog {
 		lease = l.c.leaseMs
 	}
-	ks := []string{l.name, l.channel, latch}
-	pub := l.publishes()
-	args := append([]string{"0", lease, field, pub[0],
-		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, pub[1:]...)
+	script, ks, args := l.releaseCall(field, latch, lease)
 	var res rueidis.RedisResult
 	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
 	for {
-		res, unconfirmed = l.execRelease(ctx, ks, args, sync)
+		res, unconfirmed = l.execRelease(ctx, script, ks, args, sync)
 		if !transient(res.Error()) || !retry.Wait(ctx) {
 			break
 		}
@@ -120,26 +117,37 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 	return partial, unconfirmed
 }
 
+// releaseCall returns the release script of l's kind with its KEYS and ARGV, for field's
+// request with latch key latch and lease ("0" keeps the TTL).
+func (l *Lock) releaseCall(field, latch, lease string) (lua.Script, []string, []string) {
+	if l.kind == fair {
+		return l.fairReleaseCall(field, latch, lease)
+	}
+	pub := l.publishes()
+	return lua.Release, []string{l.name, l.channel, latch}, append([]string{"0", lease, field, pub[0],
+		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, pub[1:]...)
+}
+
 // execRelease runs the release script once. With sync and replica sync on, WAIT follows it
 // on the same connection, and a release that no replica confirmed is run again there with
 // the same latch, which replays the first result and leaves the connection's last write the
 // release itself for the next WAIT: replicaSyncTries tries in all, the error of the last
 // one returned.
-func (l *Lock) execRelease(ctx context.Context, ks, args []string, sync bool) (rueidis.RedisResult, error) {
+func (l *Lock) execRelease(ctx context.Context, script lua.Script, ks, args []string, sync bool) (rueidis.RedisResult, error) {
 	if !sync || l.c.replicas == nil {
-		return lua.Release.Exec(ctx, l.c.rc, ks, args), nil
+		return script.Exec(ctx, l.c.rc, ks, args), nil
 	}
-	return l.execReleaseSynced(ctx, ks, args)
+	return l.execReleaseSynced(ctx, script, ks, args)
 }
 
 // execReleaseSynced is execRelease with replica sync. It copies ks and args, so that they
 // stay on the caller's stack on the path without sync.
-func (l *Lock) execReleaseSynced(ctx context.Context, ks, args []string) (res rueidis.RedisResult, unconfirmed error) {
+func (l *Lock) execReleaseSynced(ctx context.Context, script lua.Script, ks, args []string) (res rueidis.RedisResult, unconfirmed error) {
 	cks, cargs := slices.Clone(ks), slices.Clone(args)
 	l.c.replicas.with(ctx, l.name, func(c *syncedConn) rueidis.RedisResult {
 		retry := newSyncRetry()
 		for tries := 1; ; tries++ {
-			res, unconfirmed = c.exec(ctx, lua.Release, cks, cargs)
+			res, unconfirmed = c.exec(ctx, script, cks, cargs)
 			if unconfirmed == nil || res.Error() != nil || tries == replicaSyncTries || !retry.Wait(ctx) {
 				return res
 			}
@@ -163,12 +171,15 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
 	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
-	ks, args := []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
+	script, ks, args := lua.ForceRelease, []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
+	if l.kind == fair {
+		script, ks, args = l.fairForceCall()
+	}
 	if l.c.replicas == nil {
-		n, err := lua.ForceRelease.Exec(ctx, l.c.rc, ks, args).AsInt64()
+		n, err := script.Exec(ctx, l.c.rc, ks, args).AsInt64()
 		return n == 1, l.fail("ForceUnlock", err)
 	}
-	res, unconfirmed := l.c.replicas.exec(ctx, lua.ForceRelease, ks, args)
+	res, unconfirmed := l.c.replicas.exec(ctx, script, ks, args)
 	n, err := res.AsInt64()
 	if err == nil && n == 1 && unconfirmed != nil {
 		l.c.obs.log.Warn("rlock: no replica confirmed a force-unlock; the master deleted the lock, but a failover before the replicas catch up can bring it back until its lease ends",

@@ -17,8 +17,8 @@ const inspectLong = `Inspect reads each lock NAME and shows:
             goredisson owner minted by rlock.NewOwner) and the hold count (re-entries)
   runtime   java or unknown. Redisson and goredisson write the same field, and both owner
             ids are small positive integers counted per process, so a holder is "unknown"
-            unless something only Java writes is there (a read/write lock's "mode" field;
-            an RFairLock queue is reported as a note). It is a heuristic, never a proof.
+            unless something only Java writes is there (a read/write lock's "mode" field).
+            It is a heuristic, never a proof.
   ttl       the remaining lease (PTTL). A watchdog keeps it between 20 s and 30 s by
             default while its holder lives.
   waiters   clients subscribed to "redisson_lock__channel:{NAME}": PUBSUB NUMSUB (classic)
@@ -26,7 +26,14 @@ const inspectLong = `Inspect reads each lock NAME and shows:
             lock however many of its threads or goroutines wait, so this counts waiting
             clients, not waiting threads. In a Redis Cluster the classic count is the one of
             the node asked, and a goredisson client that listens both ways (its default
-            when it cannot know how Java services listen) is counted in each.
+            when it cannot know how Java services listen) is counted in each. A fair
+            lock's waiters listen on channels of their own (see queue), not here.
+  queue     a fair lock's waiters (Redisson's RFairLock, goredisson's NewFairLock), first
+            first: each waiter's field, and its deadline (epoch ms, from
+            "redisson_lock_timeout:{NAME}") with the time left on the server's clock. A
+            waiter past its deadline died without leaving; the next script on the lock
+            drops it once it is first. Shown for a free lock too (waiters between two
+            holders, or dead ones).
 
 Inspect also recognises Redisson's synchronizers (and goredisson's counterparts):
 
@@ -44,8 +51,9 @@ Inspect also recognises Redisson's synchronizers (and goredisson's counterparts)
                        no permit held looks like a semaphore.
 
 Inspect only reads. The lock's type, TTL and fields are read at one moment, by a read-only
-Lua script (EVAL of TYPE, PTTL, HGETALL: an ACL user needs EVAL); the fair-lock keys
-(EXISTS) and the subscriber counts (PUBSUB) a moment later.
+Lua script (EVAL of TYPE, PTTL, HGETALL: an ACL user needs EVAL); the fair lock's queue
+and deadlines (another read-only script: LRANGE, ZSCORE, TIME; then ZCARD) and the
+subscriber counts (PUBSUB) a moment later.
 
 --json prints one object, {"locks": [...]}, with one element per NAME, in order. Field
 names are stable:
@@ -64,6 +72,13 @@ names are stable:
                   runtime_hint  why, in words
   channel       the unlock channel, "redisson_lock__channel:{NAME}"
   subscribers   {"classic": n, "sharded": n or null when the server lacks sharded pub/sub}
+  queue         omitted unless the fair lock's queue or timeout set exists; else an array,
+                first waiter first, of objects:
+                  position        1 for the next waiter
+                  field, client_id, owner_id   as for holders
+                  deadline_ms     epoch ms, null when the timeout set has no score for it
+                  deadline_in_ms  deadline_ms less the server's time (negative: passed)
+                  channel         the waiter's own channel, "redisson_lock__channel:{NAME}:<field>"
   notes         array of strings (empty when none)
   count         synchronizers only: the latch's count or the available permits (omitted
                 when there is no key)

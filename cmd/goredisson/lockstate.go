@@ -38,6 +38,7 @@ type lockState struct {
 	Holders     []holder    `json:"holders"`
 	Channel     string      `json:"channel"`
 	Subscribers subscribers `json:"subscribers"`
+	Queue       []queued    `json:"queue,omitempty"` // a fair lock's waiters, first first
 	Notes       []string    `json:"notes"`
 
 	// The synchronizers (syncstate.go): the latch count or the available permits, and the
@@ -62,7 +63,7 @@ type subscribers struct {
 
 // Variants of a lock hash that inspect recognises.
 const (
-	variantFair      = "redisson_fair_lock"       // a Redisson RFairLock queue exists
+	variantFair      = "redisson_fair_lock"       // a fair lock's queue or timeout set exists
 	variantReadWrite = "redisson_read_write_lock" // Redisson RReadWriteLock hash ("mode" field)
 )
 
@@ -85,7 +86,7 @@ if t == 'string' then fields = {redis.call('GET', KEYS[1])} end
 return {t, redis.call('PTTL', KEYS[1]), fields, redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')}`)
 
 // readLock reads the state of lock name: the key itself at one moment (a script), then the
-// keys of a fair lock and the subscriber counts, each a moment later.
+// keys of a fair lock (another script) and the subscriber counts, each a moment later.
 func readLock(ctx context.Context, rc rueidis.Client, name string) (*lockState, error) {
 	st := &lockState{Name: name, Channel: keys.LockChannel(name), Holders: []holder{}, Notes: []string{}}
 	reply, err := snapshot.Exec(ctx, rc, []string{name, keys.PermitTimeouts(name)}, nil).ToArray()
@@ -135,6 +136,11 @@ func readLock(ctx context.Context, rc rueidis.Client, name string) (*lockState, 
 			st.Notes = append(st.Notes, "no TTL: the lock never expires by itself; if its holder is gone, only force-unlock frees it")
 		}
 	}
+	if st.Kind == kindLock || st.Kind == kindNotFound {
+		if err := readFairQueue(ctx, rc, st); err != nil {
+			return nil, err
+		}
+	}
 	if err := readSubscribers(ctx, rc, st); err != nil {
 		return nil, err
 	}
@@ -181,20 +187,6 @@ func readHash(ctx context.Context, rc rueidis.Client, st *lockState, fields map[
 	}
 	if len(st.Holders) > 1 {
 		st.Notes = append(st.Notes, "more than one holder: an RLock has at most one, so something else wrote fields into this hash")
-	}
-
-	// A Redisson RFairLock keeps its waiters in two sorted sets beside the hash; only Java writes them.
-	for _, prefix := range []string{"redisson_lock_queue", "redisson_lock_timeout"} {
-		n, err := rc.Do(ctx, rc.B().Exists().Key(keys.Prefixed(prefix, st.Name)).Build()).AsInt64()
-		if err != nil {
-			return fmt.Errorf("EXISTS %s: %w", keys.Prefixed(prefix, st.Name), err)
-		}
-		if n == 1 && st.Variant == "" {
-			st.Variant = variantFair
-			st.Notes = append(st.Notes, fmt.Sprintf(
-				"%s exists: Java clients use this lock as a Redisson RFairLock and queue there (goredisson has no fair lock and does not queue)",
-				keys.Prefixed(prefix, st.Name)))
-		}
 	}
 	return nil
 }
@@ -264,6 +256,7 @@ func (st *lockState) text() string {
 			fmt.Fprintf(&b, "      runtime %s: %s\n", h.Runtime, h.RuntimeHint)
 		}
 	}
+	fmt.Fprint(&b, st.queueText())
 	fmt.Fprintf(&b, "  waiters:  %s\n", st.Subscribers.text(st.Channel))
 	for _, n := range st.Notes {
 		fmt.Fprintf(&b, "  note:     %s\n", n)

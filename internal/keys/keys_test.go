@@ -69,3 +69,26 @@ func TestSlotSharedByLockKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestFairNames(t *testing.T) {
+	const f = "6f1c2a9e-3b7d-4c1e-9a55-0d2f8e4b7c11:57"
+	cases := []struct{ name, queue, timeout, waiter string }{
+		{"order:42", "redisson_lock_queue:{order:42}", "redisson_lock_timeout:{order:42}", "redisson_lock__channel:{order:42}:" + f},
+		{"{user}:1", "redisson_lock_queue:{user}:1", "redisson_lock_timeout:{user}:1", "redisson_lock__channel:{user}:1:" + f},
+	}
+	for _, c := range cases {
+		if got := FairQueue(c.name); got != c.queue {
+			t.Errorf("FairQueue(%q) = %q, want %q", c.name, got, c.queue)
+		}
+		if got := FairTimeout(c.name); got != c.timeout {
+			t.Errorf("FairTimeout(%q) = %q, want %q", c.name, got, c.timeout)
+		}
+		if got := FairWaiterChannel(c.name, f); got != c.waiter {
+			t.Errorf("FairWaiterChannel(%q) = %q, want %q", c.name, got, c.waiter)
+		}
+		s := Slot(c.name)
+		if Slot(c.queue) != s || Slot(c.timeout) != s || Slot(c.waiter) != s {
+			t.Errorf("fair keys of %q are not all in slot %d", c.name, s)
+		}
+	}
+}

@@ -58,3 +58,21 @@ func SemaphoreChannel(name string) string {
 func PermitTimeouts(name string) string {
 	return Tagged(name) + ":timeout"
 }
+
+// FairQueue is the queue of a fair lock's waiters: "redisson_lock_queue:{name}", a list of
+// holder fields, oldest first, without TTL.
+func FairQueue(name string) string {
+	return Prefixed("redisson_lock_queue", name)
+}
+
+// FairTimeout is the timeout set of a fair lock: "redisson_lock_timeout:{name}", a sorted
+// set of the queued holder fields scored with their deadlines (epoch ms), without TTL.
+func FairTimeout(name string) string {
+	return Prefixed("redisson_lock_timeout", name)
+}
+
+// FairWaiterChannel is the channel on which the fair lock name wakes the waiter with
+// holder field field: LockChannel(name) + ":" + field.
+func FairWaiterChannel(name, field string) string {
+	return LockChannel(name) + ":" + field
+}
