@@ -110,4 +110,10 @@ func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 
 func (l *CountDownLatch) check() error { return l.c.checkName(l.name) }
 
-func (l *CountDownLatch) fail(op string, err error) error { return failOn(op, l.name, err) }
+func (l *CountDownLatch) fail(op string, err error) error {
+	return failOn(op, l.name, l.c.permission(needs{
+		commands: []string{"evalsha", "eval", "exists", "get", "set", "decr", "del"},
+		keys:     []string{l.name, l.channel},
+		channel:  l.channel,
+	}, err))
+}

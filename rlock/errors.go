@@ -54,6 +54,11 @@ var (
 	// it is out of range: not positive (Acquire, TryAcquire, Release), negative
 	// (TrySetPermits) or zero (AddPermits).
 	ErrInvalidPermits = errors.New("rlock: invalid permits")
+	// ErrNoPermission is returned when Redis refused a command, key or channel to the
+	// connection's ACL user (a NOPERM reply, or a script's call refused). The error says what
+	// was refused (see docs/SECURITY.md for what each type needs); errors.As with
+	// *rueidis.RedisError gives Redis's own reply.
+	ErrNoPermission = errors.New("rlock: no permission (Redis ACL)")
 )
 
 // Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final
@@ -94,7 +99,9 @@ func (e *opError) Error() string {
 func (e *opError) Unwrap() error { return e.err }
 
 // fail wraps a non-nil err of method op on l.
-func (l *Lock) fail(op string, err error) error { return failOn(op, l.name, err) }
+func (l *Lock) fail(op string, err error) error {
+	return failOn(op, l.name, l.c.permission(l.needs(), err))
+}
 
 // failOn wraps a non-nil err of method op on the object called name.
 func failOn(op, name string, err error) error {

@@ -176,4 +176,10 @@ func (s *Semaphore) checkPermits(n, least int64) error {
 	return nil
 }
 
-func (s *Semaphore) fail(op string, err error) error { return failOn(op, s.name, err) }
+func (s *Semaphore) fail(op string, err error) error {
+	return failOn(op, s.name, s.c.permission(needs{
+		commands: []string{"evalsha", "eval", "exists", "get", "set", "incrby", "decrby"},
+		keys:     []string{s.name, s.channel},
+		channel:  s.channel,
+	}, err))
+}
