@@ -112,8 +112,9 @@ func (l *CountDownLatch) check() error { return l.c.checkName(l.name) }
 
 func (l *CountDownLatch) fail(op string, err error) error {
 	return failOn(op, l.name, l.c.permission(needs{
-		commands: []string{"evalsha", "eval", "exists", "get", "set", "decr", "del"},
-		keys:     []string{l.name, l.channel},
-		channel:  l.channel,
+		calls: [][]string{{"exists", l.name}, {"get", l.name}, {"set", l.name, "0"},
+			{"decr", l.name}, {"del", l.name}},
+		keys:    []string{l.name, l.channel},
+		channel: l.channel,
 	}, err))
 }

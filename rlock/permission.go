@@ -44,12 +44,13 @@ func refused(err error) bool {
 	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "The user executing the script can't")
 }
 
-// needs is what an object's calls use: the commands it runs (scripts' calls included), the
-// keys it names (as a script's KEYS), and its channel when it has pub/sub.
+// needs is what an object's calls use: the calls its scripts and queries make (a command
+// with arguments of the right number, on the object's own keys), the keys it names as a
+// script's KEYS, and its channel when it has pub/sub.
 type needs struct {
-	commands []string
-	keys     []string
-	channel  string // "" without pub/sub
+	calls   [][]string
+	keys    []string
+	channel string // "" without pub/sub
 }
 
 // probeTimeout bounds the script that asks the server what the user lacks.
@@ -59,7 +60,7 @@ const probeTimeout = 2 * time.Second
 // returns an error matching ErrNoPermission (and wrapping err) that names what the user
 // lacks among n. Redis names the command of a refused call but neither the key nor the
 // channel, nor the command a script was refused; so the server is asked, with
-// redis.acl_check_cmd in a script (Redis 7+), which of n's commands, keys and channels the
+// redis.acl_check_cmd in a script (Redis 7+), which of n's calls, keys and channels the
 // user may not use. When that cannot be told, the error carries Redis's reply alone.
 func (c *Client) permission(n needs, err error) error {
 	if err == nil || !refused(err) {
@@ -74,45 +75,42 @@ func (c *Client) permission(n needs, err error) error {
 	return &permError{denied: strings.Join(denied, ", "), err: err}
 }
 
-// check is one question for redis.acl_check_cmd: may the user run this command with these
-// arguments.
+// check is one question for redis.acl_check_cmd: may the user make this call. Every call
+// has the number of arguments its command takes: Redis 7.0 reads a command's keys at their
+// places without checking, and acl_check_cmd with too few arguments can crash the server.
 type check struct {
 	what string
 	call []string
+	key  string // the key the call names, if any
 }
 
 // denied asks the server which of n the user may not use, and describes them.
 func (c *Client) denied(ctx context.Context, n needs) ([]string, error) {
-	var checks []check
-	for _, cmd := range n.commands {
-		checks = append(checks, check{"run " + strings.ToUpper(cmd), []string{cmd}})
+	sha := lua.Acquire.SHA1()
+	checks := []check{
+		{what: "run EVALSHA", call: []string{"evalsha", sha, "0"}},
+		{what: "run EVAL", call: []string{"eval", "return 0", "0"}},
 	}
-	var subscribe []string
-	if n.channel != "" {
-		for _, cmd := range c.publish {
-			checks = append(checks, check{"run " + cmd, []string{cmd}})
-		}
-		if c.listen.Has(pubsub.Sharded) {
-			subscribe = append(subscribe, "ssubscribe", "sunsubscribe")
-		}
-		if c.listen.Has(pubsub.Classic) || c.listen == 0 {
-			subscribe = append(subscribe, "subscribe", "unsubscribe")
-		}
-		for _, cmd := range subscribe {
-			checks = append(checks, check{"run " + strings.ToUpper(cmd), []string{cmd}})
-		}
-	}
-	commands := len(checks)
 	for _, k := range n.keys {
 		// A script's keys are checked as EVALSHA's: read and write.
-		checks = append(checks, check{"use the key " + k, []string{"evalsha", lua.Acquire.SHA1(), "1", k}})
+		checks = append(checks, check{what: "use the key " + k, call: []string{"evalsha", sha, "1", k}, key: k})
+	}
+	for _, call := range n.calls {
+		checks = append(checks, check{what: "run " + strings.ToUpper(call[0]), call: call, key: call[1]})
 	}
 	if n.channel != "" {
 		for _, cmd := range c.publish {
-			checks = append(checks, check{cmd + " on " + n.channel, []string{cmd, n.channel, "0"}})
+			checks = append(checks, check{what: cmd + " on " + n.channel, call: []string{strings.ToLower(cmd), n.channel, "0"}})
 		}
-		if len(subscribe) > 0 {
-			checks = append(checks, check{"subscribe to " + n.channel, []string{subscribe[0], n.channel}})
+		if c.listen.Has(pubsub.Sharded) {
+			checks = append(checks,
+				check{what: "SSUBSCRIBE to " + n.channel, call: []string{"ssubscribe", n.channel}},
+				check{what: "run SUNSUBSCRIBE", call: []string{"sunsubscribe", n.channel}})
+		}
+		if c.listen.Has(pubsub.Classic) || c.listen == 0 {
+			checks = append(checks,
+				check{what: "SUBSCRIBE to " + n.channel, call: []string{"subscribe", n.channel}},
+				check{what: "run UNSUBSCRIBE", call: []string{"unsubscribe", n.channel}})
 		}
 	}
 	var args []string
@@ -120,24 +118,33 @@ func (c *Client) denied(ctx context.Context, n needs) ([]string, error) {
 		args = append(args, strconv.Itoa(len(ch.call)))
 		args = append(args, ch.call...)
 	}
-	// A keyless script: the keys are arguments of the checks, which must not need them.
+	// A keyless script: the keys are arguments of the checks.
 	idx, err := c.rc.Do(ctx, c.rc.B().Eval().Script(aclProbe).Numkeys(0).Arg(args...).Build()).AsIntSlice()
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	deniedCmd := map[string]bool{}
+	refusedAt := map[int]bool{}
 	for _, i := range idx {
 		if i < 1 || int(i) > len(checks) {
 			return nil, fmt.Errorf("rlock: ACL probe replied %d of %d checks", i, len(checks))
 		}
-		ch := checks[i-1]
-		if int(i) <= commands {
-			deniedCmd[ch.call[0]] = true
-		} else if deniedCmd[ch.call[0]] {
-			continue // the command is refused: its key or channel cannot be told
+		refusedAt[int(i)-1] = true
+	}
+	deniedKey := map[string]bool{}
+	var out []string
+	for i, ch := range checks {
+		switch {
+		case !refusedAt[i]:
+		case ch.call[0] == "evalsha" && len(ch.call) > 3 && refusedAt[0]:
+			// EVALSHA itself is refused: its keys cannot be told.
+		case ch.key != "" && ch.call[0] != "evalsha" && deniedKey[ch.key]:
+			// The key is refused: the command on it cannot be told.
+		default:
+			if ch.call[0] == "evalsha" && ch.key != "" {
+				deniedKey[ch.key] = true
+			}
+			out = append(out, ch.what)
 		}
-		out = append(out, ch.what)
 	}
 	return out, nil
 }
@@ -162,17 +169,19 @@ end
 return denied
 `
 
-// lockCommands are the commands of every lock type's scripts and queries.
-var lockCommands = []string{"evalsha", "eval", "exists", "hexists", "hget", "hincrby", "pexpire", "pttl", "get", "set", "del"}
-
 // needs returns what l's calls use.
 func (l *Lock) needs() needs {
+	latch := keys.UnlockLatch(l.name, strings.Repeat("0", 32))
 	n := needs{
-		commands: lockCommands,
-		keys:     []string{l.name, keys.UnlockLatch(l.name, strings.Repeat("0", 32)), l.channel},
+		calls: [][]string{
+			{"exists", l.name}, {"hexists", l.name, "f"}, {"hget", l.name, "f"},
+			{"hincrby", l.name, "f", "1"}, {"pexpire", l.name, "1"}, {"pttl", l.name},
+			{"get", latch}, {"set", latch, "0"}, {"del", l.name},
+		},
+		keys: []string{l.name, latch, l.channel},
 	}
 	if l.kind == fenced {
-		n.commands = append(n.commands[:len(n.commands):len(n.commands)], "incr")
+		n.calls = append(n.calls, []string{"incr", l.tokenKey})
 		n.keys = append(n.keys, l.tokenKey)
 	}
 	if l.kind != spin {

@@ -178,8 +178,9 @@ func (s *Semaphore) checkPermits(n, least int64) error {
 
 func (s *Semaphore) fail(op string, err error) error {
 	return failOn(op, s.name, s.c.permission(needs{
-		commands: []string{"evalsha", "eval", "exists", "get", "set", "incrby", "decrby"},
-		keys:     []string{s.name, s.channel},
-		channel:  s.channel,
+		calls: [][]string{{"exists", s.name}, {"get", s.name}, {"set", s.name, "0"},
+			{"incrby", s.name, "1"}, {"decrby", s.name, "1"}},
+		keys:    []string{s.name, s.channel},
+		channel: s.channel,
 	}, err))
 }

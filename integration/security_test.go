@@ -1,0 +1,346 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// The ACL user of docs/SECURITY.md: the rules there grant lock names under "orders:".
+const (
+	aclUser     = "orders-svc"
+	aclPassword = "orders-secret"
+	aclPrefix   = "orders:"
+)
+
+// securityRules returns the acl blocks of docs/SECURITY.md: the rules the tests apply, as
+// written there.
+func securityRules(t testing.TB) map[string][][]string {
+	t.Helper()
+	return redistest.ACLRules(t, "../docs/SECURITY.md")
+}
+
+// aclCommand returns the ACL SETUSER command that creates the documented user with the
+// rules of blocks (each a one-line list of rules), less the rules in without.
+func aclCommand(t testing.TB, rules map[string][][]string, blocks []string, without ...string) []string {
+	t.Helper()
+	cmd := []string{"ACL", "SETUSER", aclUser, "reset", "on", ">" + aclPassword}
+	removed := map[string]bool{}
+	for _, b := range blocks {
+		lines, ok := rules[b]
+		require.Truef(t, ok, "docs/SECURITY.md has no acl block %q", b)
+		require.Lenf(t, lines, 1, "acl block %q: one line of rules", b)
+		for _, r := range lines[0] {
+			if slices.Contains(without, r) {
+				removed[r] = true
+				continue
+			}
+			cmd = append(cmd, r)
+		}
+	}
+	for _, w := range without {
+		require.Truef(t, removed[w], "%q is in none of the blocks %v", w, blocks)
+	}
+	return cmd
+}
+
+// aclServer starts a server whose documented user has the rules of blocks less without, and
+// returns it with a client of that user (rueidis's default options, with its credentials)
+// and an admin client (the default user).
+func aclServer(t *testing.T, blocks []string, without ...string) (*redistest.Server, rueidis.Client, rueidis.Client) {
+	t.Helper()
+	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+	admin := srv.Client(t)
+	redistest.ApplyACL(t, admin, aclCommand(t, securityRules(t), blocks, without...))
+	user := srv.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	return srv, user, admin
+}
+
+// The blocks a Go service needs per type (the table of docs/SECURITY.md).
+var (
+	goRLock     = []string{"rueidis", "locks", "lock-pubsub"}
+	goFenced    = []string{"rueidis", "locks", "lock-pubsub", "fenced"}
+	goSpin      = []string{"rueidis", "locks"}
+	goLatch     = []string{"rueidis", "countdownlatch"}
+	goSemaphore = []string{"rueidis", "semaphore"}
+)
+
+// TestSecurityDocExample: the full example of docs/SECURITY.md is the user of its blocks.
+func TestSecurityDocExample(t *testing.T) {
+	rules := securityRules(t)
+	require.Len(t, rules["example-go-rlock"], 1)
+	assert.Equal(t, aclCommand(t, rules, goRLock), rules["example-go-rlock"][0])
+}
+
+// waitSubscribed waits until channel has a subscriber.
+func waitSubscribed(t *testing.T, admin rueidis.Client, channel string) {
+	t.Helper()
+	require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, admin, channel) > 0
+	}), "a waiter subscribed to %s", channel)
+}
+
+// exerciseRLock runs lock, re-entry, wait and wake-up, the watchdog and force unlock on l
+// (a lock of a Client with a 1 s watchdog), other being the same lock from another Client.
+func exerciseRLock(t *testing.T, ctx context.Context, admin rueidis.Client, l, other *rlock.Lock) {
+	t.Helper()
+	channel := "redisson_lock__channel:{" + l.Name() + "}"
+	a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+
+	// Lock and re-entry.
+	require.NoError(t, l.Lock(a))
+	require.NoError(t, l.Lock(a))
+	n, err := l.HoldCount(a)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	locked, err := l.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	_, err = l.RemainTTL(ctx)
+	require.NoError(t, err)
+
+	// Wait and wake-up: b waits on the channel until a's last unlock.
+	got := make(chan error, 1)
+	go func() { got <- other.Lock(b) }()
+	waitSubscribed(t, admin, channel)
+
+	// Watchdog: a keeps the lock past several leases.
+	held, stop, err := l.Held(a)
+	require.NoError(t, err)
+	defer stop()
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		ok, err := l.IsHeld(a)
+		require.NoError(t, err)
+		require.True(t, ok, "the watchdog kept the lock")
+		require.NoError(t, held.Err())
+		select {
+		case err := <-got:
+			t.Fatalf("the waiter got the lock while it was held: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	require.NoError(t, l.Unlock(a))
+	require.NoError(t, l.Unlock(a))
+	require.NoError(t, <-got, "the waiter woke and took the lock")
+
+	// Force unlock wakes the next waiter.
+	go func() { got <- l.Lock(a) }()
+	waitSubscribed(t, admin, channel)
+	freed, err := l.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, freed)
+	require.NoError(t, <-got)
+	require.NoError(t, l.Unlock(a))
+}
+
+// TestACLRLock: with exactly the documented rules for NewLock, a Go service locks,
+// re-enters, waits and is woken, keeps its lock with the watchdog and force-unlocks.
+func TestACLRLock(t *testing.T) {
+	_, user, admin := aclServer(t, goRLock)
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	exerciseRLock(t, ctx, admin, l, other)
+
+	// Each type of the same family: non-reentrant under the same rules.
+	nr := rlocktest.NewClient(t, user, opts).NewNonReentrantLock(aclPrefix + "nr:" + redistest.Name(t))
+	a := rlock.NewOwner(ctx)
+	require.NoError(t, nr.Lock(a))
+	assert.ErrorIs(t, nr.Lock(a), rlock.ErrReentry)
+	require.NoError(t, nr.Unlock(a))
+}
+
+// TestACLOtherTypes: each other type works with exactly its documented rules.
+func TestACLOtherTypes(t *testing.T) {
+	t.Run("fenced", func(t *testing.T) {
+		_, user, admin := aclServer(t, goFenced)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{WatchdogTimeout: time.Second})
+		f := c.NewFencedLock(aclPrefix + redistest.Name(t))
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		t1, err := f.Lock(a)
+		require.NoError(t, err)
+		got := make(chan int64, 1)
+		go func() {
+			tok, err := f.Lock(b)
+			assert.NoError(t, err)
+			got <- tok
+		}()
+		waitSubscribed(t, admin, "redisson_lock__channel:{"+f.Name()+"}")
+		require.NoError(t, f.Unlock(a))
+		assert.Greater(t, <-got, t1)
+		tok, err := f.Token(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, tok, t1)
+		require.NoError(t, f.Unlock(b))
+	})
+	t.Run("spin", func(t *testing.T) {
+		_, user, _ := aclServer(t, goSpin)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{WatchdogTimeout: time.Second})
+		l := c.NewSpinLock(aclPrefix+redistest.Name(t), rlock.SpinBackoff{})
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		require.NoError(t, l.Lock(a))
+		err := l.TryLock(b, 50*time.Millisecond, 0)
+		require.ErrorIs(t, err, rlock.ErrLocked)
+		require.NoError(t, l.Unlock(a))
+		require.NoError(t, l.Unlock(a))
+		require.NoError(t, l.TryLock(b, 10*time.Second, 0))
+		freed, err := l.ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.True(t, freed)
+	})
+	t.Run("countdownlatch", func(t *testing.T) {
+		_, user, admin := aclServer(t, goLatch)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{})
+		l := c.NewCountDownLatch(aclPrefix + redistest.Name(t))
+		set, err := l.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		done := make(chan error, 1)
+		go func() { done <- l.Await(ctx) }()
+		waitSubscribed(t, admin, "redisson_countdownlatch__channel__{"+l.Name()+"}")
+		require.NoError(t, l.CountDown(ctx))
+		require.NoError(t, <-done)
+		n, err := l.Count(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+	})
+	t.Run("semaphore", func(t *testing.T) {
+		_, user, admin := aclServer(t, goSemaphore)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{})
+		s := c.NewSemaphore(aclPrefix + redistest.Name(t))
+		set, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		require.NoError(t, s.Acquire(ctx, 1))
+		done := make(chan error, 1)
+		go func() { done <- s.Acquire(ctx, 1) }()
+		waitSubscribed(t, admin, "redisson_sc:{"+s.Name()+"}")
+		require.NoError(t, s.Release(ctx, 1))
+		require.NoError(t, <-done)
+		require.NoError(t, s.AddPermits(ctx, 2))
+		n, err := s.DrainPermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), n)
+	})
+}
+
+// requireRefused checks that err is a refusal naming the call, the object and what was
+// denied.
+func requireRefused(t *testing.T, err error, op, name string, says ...string) {
+	t.Helper()
+	require.Error(t, err)
+	require.ErrorIsf(t, err, rlock.ErrNoPermission, "%v", err)
+	var re *rueidis.RedisError
+	assert.True(t, errors.As(err, &re), "Redis's reply is wrapped: %v", err)
+	msg := err.Error()
+	assert.Contains(t, msg, op+` "`+name+`"`)
+	for _, s := range says {
+		assert.Contains(t, msg, s)
+	}
+	t.Logf("%s", msg)
+}
+
+// TestACLMissingPermission: with one documented permission removed, the call that needs it
+// fails at once with an error that matches rlock.ErrNoPermission and names the lock and
+// what was refused; nothing waits for ever, and nothing is half done.
+func TestACLMissingPermission(t *testing.T) {
+	t.Run("no PUBLISH", func(t *testing.T) {
+		_, user, admin := aclServer(t, goRLock, "+publish")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		a := rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Unlock(a), "Unlock", l.Name(), "PUBLISH on")
+		assert.True(t, redistest.Exists(t, admin, l.Name()), "a refused release changes nothing: the lock stays held")
+		_, err := l.ForceUnlock(ctx)
+		requireRefused(t, err, "ForceUnlock", l.Name(), "PUBLISH on")
+		assert.True(t, redistest.Exists(t, admin, l.Name()))
+	})
+	t.Run("no SUBSCRIBE", func(t *testing.T) {
+		_, user, _ := aclServer(t, goRLock, "+subscribe")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Lock(b), "Lock", l.Name(), "'subscribe'")
+		requireRefused(t, l.TryLock(b, time.Minute, 0), "TryLock", l.Name(), "'subscribe'")
+		require.NoError(t, l.Unlock(a))
+	})
+	t.Run("no lock channel", func(t *testing.T) {
+		_, user, _ := aclServer(t, goRLock, "&redisson_lock__channel:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		channel := "redisson_lock__channel:{" + l.Name() + "}"
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Lock(b), "Lock", l.Name(), "SUBSCRIBE to "+channel)
+		requireRefused(t, l.Unlock(a), "Unlock", l.Name(), "PUBLISH on "+channel)
+	})
+	t.Run("no unlock latch keys", func(t *testing.T) {
+		_, user, admin := aclServer(t, goRLock, "~redisson_unlock_latch:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		a := rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Unlock(a), "Unlock", l.Name(), "use the key redisson_unlock_latch:{"+l.Name()+"}:")
+		assert.True(t, redistest.Exists(t, admin, l.Name()))
+	})
+	t.Run("no EVALSHA", func(t *testing.T) {
+		_, user, _ := aclServer(t, goRLock, "+evalsha")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		requireRefused(t, l.Lock(rlock.NewOwner(ctx)), "Lock", l.Name(), "'evalsha'")
+	})
+	t.Run("latch without its channel", func(t *testing.T) {
+		_, user, _ := aclServer(t, goLatch, "&redisson_countdownlatch__channel__{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewCountDownLatch(aclPrefix + redistest.Name(t))
+		_, err := l.TrySetCount(ctx, 1)
+		requireRefused(t, err, "TrySetCount", l.Name(), "PUBLISH on redisson_countdownlatch__channel__{"+l.Name()+"}")
+	})
+	t.Run("semaphore without its keys", func(t *testing.T) {
+		_, user, _ := aclServer(t, goSemaphore, "~redisson_sc:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		s := rlocktest.NewClient(t, user, rlock.Options{}).NewSemaphore(aclPrefix + redistest.Name(t))
+		_, err := s.TrySetPermits(ctx, 1)
+		requireRefused(t, err, "TrySetPermits", s.Name(), "use the key redisson_sc:{"+s.Name()+"}")
+	})
+}
+
+// TestTLS: lock, wait and wake-up, and the watchdog over TLS, connected with a rediss://
+// URL as the documented user, trusting the test's CA.
+func TestTLS(t *testing.T) {
+	srv := redistest.StartTLS(t)
+	redistest.ApplyACL(t, srv.Client(t), aclCommand(t, securityRules(t), goRLock))
+	opt, err := rueidis.ParseURL("rediss://" + aclUser + ":" + aclPassword + "@" + srv.TLSAddr)
+	require.NoError(t, err)
+	opt.TLSConfig.RootCAs = srv.Certs.Pool
+	user, err := rueidis.NewClient(opt)
+	require.NoError(t, err)
+	t.Cleanup(user.Close)
+
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	exerciseRLock(t, ctx, srv.Client(t), l, other)
+
+}
