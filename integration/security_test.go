@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -31,27 +30,10 @@ func securityRules(t testing.TB) map[string][][]string {
 }
 
 // aclCommand returns the ACL SETUSER command that creates the documented user with the
-// rules of blocks (each a one-line list of rules), less the rules in without.
+// rules of blocks, less the rules in without.
 func aclCommand(t testing.TB, rules map[string][][]string, blocks []string, without ...string) []string {
 	t.Helper()
-	cmd := []string{"ACL", "SETUSER", aclUser, "reset", "on", ">" + aclPassword}
-	removed := map[string]bool{}
-	for _, b := range blocks {
-		lines, ok := rules[b]
-		require.Truef(t, ok, "docs/SECURITY.md has no acl block %q", b)
-		require.Lenf(t, lines, 1, "acl block %q: one line of rules", b)
-		for _, r := range lines[0] {
-			if slices.Contains(without, r) {
-				removed[r] = true
-				continue
-			}
-			cmd = append(cmd, r)
-		}
-	}
-	for _, w := range without {
-		require.Truef(t, removed[w], "%q is in none of the blocks %v", w, blocks)
-	}
-	return cmd
+	return redistest.ACLUser(t, rules, aclUser, aclPassword, blocks, without...)
 }
 
 // aclServer starts a server whose documented user has the rules of blocks less without, and

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -192,6 +193,35 @@ func ACLRules(t testing.TB, path string) map[string][][]string {
 		t.Fatalf("redistest: %s: acl block %q is not closed", path, id)
 	}
 	return rules
+}
+
+// ACLUser returns the ACL SETUSER command that creates user with password and the rules of
+// blocks (ids of rules, each block one line of rules, as ACLRules returns them), less the
+// rules in without. It fails the test when a block is missing or a rule of without is in
+// none of the blocks.
+func ACLUser(t testing.TB, rules map[string][][]string, user, password string, blocks []string, without ...string) []string {
+	t.Helper()
+	cmd := []string{"ACL", "SETUSER", user, "reset", "on", ">" + password}
+	removed := map[string]bool{}
+	for _, b := range blocks {
+		lines, ok := rules[b]
+		if !ok || len(lines) != 1 {
+			t.Fatalf("redistest: no acl block %q of one line of rules", b)
+		}
+		for _, r := range lines[0] {
+			if slices.Contains(without, r) {
+				removed[r] = true
+				continue
+			}
+			cmd = append(cmd, r)
+		}
+	}
+	for _, w := range without {
+		if !removed[w] {
+			t.Fatalf("redistest: %q is in none of the acl blocks %v", w, blocks)
+		}
+	}
+	return cmd
 }
 
 // ApplyACL runs each command (ACL SETUSER ...) on rc, in order, and fails the test on the
