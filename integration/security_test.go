@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/integration/javapeer"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
@@ -325,4 +327,100 @@ func TestTLS(t *testing.T) {
 	other := rlocktest.NewClient(t, user, opts).NewLock(name)
 	exerciseRLock(t, ctx, srv.Client(t), l, other)
 
+}
+
+// The blocks of a service that uses every type, Go and Java.
+var allTypes = []string{"locks", "lock-pubsub", "fenced", "countdownlatch", "semaphore"}
+
+// TestJavaACLTLS: a Java Redisson service and a Go service, each logged in over TLS as an
+// ACL user with the documented blocks for every type (the Java user with the block for
+// Redisson instead of rueidis), wake each other's waiters, renew their locks, and share
+// fenced tokens, a latch and a semaphore.
+func TestJavaACLTLS(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		jar := javapeer.JarPath(t, v)
+		srv := redistest.StartTLS(t)
+		admin := srv.Client(t)
+		rules := securityRules(t)
+		redistest.ApplyACL(t, admin,
+			aclCommand(t, rules, append([]string{"rueidis"}, allTypes...)),
+			redistest.ACLUser(t, rules, "orders-java", aclPassword, append([]string{"redisson"}, allTypes...)))
+		peer := javapeer.Start(t, jar, "rediss://"+srv.TLSAddr, javapeer.WithAuth("orders-java", aclPassword),
+			javapeer.WithCA(srv.Certs.CAFile), javapeer.WithWatchdog(time.Second))
+		user := srv.TLSClient(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+		goc := rlocktest.NewClient(t, user, rlock.Options{WatchdogTimeout: time.Second})
+		ctx := redistest.Context(t, 3*time.Minute)
+		name := aclPrefix + redistest.Name(t)
+		channel := "redisson_lock__channel:{" + name + "}"
+		l := goc.NewLock(name)
+		a := rlock.NewOwner(ctx)
+
+		// Java holds (renewed by its watchdog past several leases), a Go waiter wakes on its release.
+		require.Equal(t, "true", peer.Must(t, ctx, "J1", "lock", name))
+		got := make(chan error, 1)
+		go func() { got <- l.Lock(a) }()
+		waitSubscribed(t, admin, channel)
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+			require.True(t, redistest.Exists(t, admin, name), "Java's watchdog keeps its lock")
+			select {
+			case err := <-got:
+				t.Fatalf("Go took the lock Java holds: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		peer.Must(t, ctx, "J1", "unlock", name)
+		require.NoError(t, <-got)
+
+		// Go holds, a Java waiter wakes on its release; Java force-unlocks.
+		java := make(chan string, 1)
+		go func() { java <- peer.Must(t, ctx, "J2", "trylock", name, "60000", "-1") }()
+		require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+			return redistest.NumSub(t, admin, channel) > 0
+		}))
+		require.NoError(t, l.Unlock(a))
+		assert.Equal(t, "true", <-java)
+		assert.Equal(t, "true", peer.Must(t, ctx, "J3", "forceunlock", name))
+
+		// Fenced tokens increase across Java and Go.
+		fname := aclPrefix + "fenced:" + redistest.Name(t)
+		jt := peer.Must(t, ctx, "J1", "fenced.lock", fname)
+		peer.Must(t, ctx, "J1", "fenced.unlock", fname)
+		f := goc.NewFencedLock(fname)
+		gt, err := f.Lock(a)
+		require.NoError(t, err)
+		assert.Greater(t, gt, mustInt(t, jt))
+		require.NoError(t, f.Unlock(a))
+
+		// A Go count-down opens a Java await.
+		latch := goc.NewCountDownLatch(aclPrefix + "latch:" + redistest.Name(t))
+		set, err := latch.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		go func() { java <- peer.Must(t, ctx, "J4", "latch.await", latch.Name(), "60000") }()
+		waitSubscribed(t, admin, "redisson_countdownlatch__channel__{"+latch.Name()+"}")
+		require.NoError(t, latch.CountDown(ctx))
+		assert.Equal(t, "true", <-java)
+
+		// A Go release wakes a Java acquirer.
+		sem := goc.NewSemaphore(aclPrefix + "sem:" + redistest.Name(t))
+		assert.Equal(t, "true", peer.Must(t, ctx, "J5", "sem.setpermits", sem.Name(), "1"))
+		require.NoError(t, sem.Acquire(ctx, 1))
+		go func() { java <- peer.Must(t, ctx, "J5", "sem.tryacquire", sem.Name(), "1", "60000") }()
+		waitSubscribed(t, admin, "redisson_sc:{"+sem.Name()+"}")
+		require.NoError(t, sem.Release(ctx, 1))
+		assert.Equal(t, "true", <-java)
+
+		// The spin lock: no pub/sub.
+		sname := aclPrefix + "spin:" + redistest.Name(t)
+		assert.Equal(t, "true", peer.Must(t, ctx, "J6", "spin.lock", sname))
+		peer.Must(t, ctx, "J6", "spin.unlock", sname)
+		require.NoError(t, goc.NewSpinLock(sname, rlock.SpinBackoff{}).TryLock(a, 10*time.Second, 0))
+	})
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return n
 }
