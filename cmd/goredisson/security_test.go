@@ -38,4 +38,9 @@ func TestTLSACL(t *testing.T) {
 	if redistest.Exists(t, admin, name) {
 		t.Error("the lock still exists")
 	}
+	// The documented blocks cover every call of the tool.
+	entries, err := redistest.Do(t, admin, admin.B().AclLog().Count(100).Build()).ToArray()
+	if err != nil || len(entries) != 0 {
+		t.Errorf("ACL LOG: the server refused something: %v %v", entries, err)
+	}
 }
