@@ -3,7 +3,10 @@ package integration
 import (
 	"context"
 	"errors"
+	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +87,7 @@ func TestSecurityDocExample(t *testing.T) {
 	assert.Equal(t, aclCommand(t, rules, goRLock), rules["example-go-rlock"][0])
 }
 
-// waitSubscribed waits until channel has a subscriber.
+// waitSubscribed waits until channel has a subscriber (classic pub/sub, a single server).
 func waitSubscribed(t *testing.T, admin rueidis.Client, channel string) {
 	t.Helper()
 	require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
@@ -93,8 +96,9 @@ func waitSubscribed(t *testing.T, admin rueidis.Client, channel string) {
 }
 
 // exerciseRLock runs lock, re-entry, wait and wake-up, the watchdog and force unlock on l
-// (a lock of a Client with a 1 s watchdog), other being the same lock from another Client.
-func exerciseRLock(t *testing.T, ctx context.Context, admin rueidis.Client, l, other *rlock.Lock) {
+// (a lock of a Client with a 1 s watchdog), other being the same lock from another Client;
+// subscribed waits until the lock's channel has a subscriber.
+func exerciseRLock(t *testing.T, ctx context.Context, subscribed func(channel string), l, other *rlock.Lock) {
 	t.Helper()
 	channel := "redisson_lock__channel:{" + l.Name() + "}"
 	a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
@@ -114,7 +118,7 @@ func exerciseRLock(t *testing.T, ctx context.Context, admin rueidis.Client, l, o
 	// Wait and wake-up: b waits on the channel until a's last unlock.
 	got := make(chan error, 1)
 	go func() { got <- other.Lock(b) }()
-	waitSubscribed(t, admin, channel)
+	subscribed(channel)
 
 	// Watchdog: a keeps the lock past several leases.
 	held, stop, err := l.Held(a)
@@ -137,7 +141,7 @@ func exerciseRLock(t *testing.T, ctx context.Context, admin rueidis.Client, l, o
 
 	// Force unlock wakes the next waiter.
 	go func() { got <- l.Lock(a) }()
-	waitSubscribed(t, admin, channel)
+	subscribed(channel)
 	freed, err := l.ForceUnlock(ctx)
 	require.NoError(t, err)
 	assert.True(t, freed)
@@ -154,7 +158,7 @@ func TestACLRLock(t *testing.T) {
 	opts := rlock.Options{WatchdogTimeout: time.Second}
 	l := rlocktest.NewClient(t, user, opts).NewLock(name)
 	other := rlocktest.NewClient(t, user, opts).NewLock(name)
-	exerciseRLock(t, ctx, admin, l, other)
+	exerciseRLock(t, ctx, func(ch string) { waitSubscribed(t, admin, ch) }, l, other)
 
 	// Each type of the same family: non-reentrant under the same rules.
 	nr := rlocktest.NewClient(t, user, opts).NewNonReentrantLock(aclPrefix + "nr:" + redistest.Name(t))
@@ -348,8 +352,9 @@ func TestTLS(t *testing.T) {
 	opts := rlock.Options{WatchdogTimeout: time.Second}
 	l := rlocktest.NewClient(t, user, opts).NewLock(name)
 	other := rlocktest.NewClient(t, user, opts).NewLock(name)
-	exerciseRLock(t, ctx, srv.Client(t), l, other)
-
+	admin := srv.Client(t)
+	exerciseRLock(t, ctx, func(ch string) { waitSubscribed(t, admin, ch) }, l, other)
+	requireNoRefusals(t, admin)
 }
 
 // The blocks of a service that uses every type, Go and Java.
@@ -447,4 +452,60 @@ func mustInt(t *testing.T, s string) int64 {
 	n, err := strconv.ParseInt(s, 10, 64)
 	require.NoError(t, err)
 	return n
+}
+
+// TestACLReplicaSync: with replica sync on, the documented blocks and replica sync's let the
+// lock writes wait for the replica (WAIT, after INFO replication), and nothing is refused.
+func TestACLReplicaSync(t *testing.T) {
+	master := redistest.StartProcess(t, redistest.ProcessOptions{})
+	host, port, err := net.SplitHostPort(master.Addr)
+	require.NoError(t, err)
+	redistest.StartProcess(t, redistest.ProcessOptions{Args: []string{"--replicaof", host, port}})
+	admin := master.Client(t)
+	require.True(t, redistest.Poll(30*time.Second, 10*time.Millisecond, func() bool {
+		info := redistest.Do(t, admin, admin.B().Info().Section("replication").Build())
+		s, _ := info.ToString()
+		return strings.Contains(s, "connected_slaves:1") && strings.Contains(s, "state=online")
+	}), "the replica is online")
+	redistest.ApplyACL(t, admin, aclCommand(t, securityRules(t), append(slices.Clone(goRLock), "replica-sync")))
+	user := master.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second, ReplicaSync: rlock.ReplicaSyncOn}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	exerciseRLock(t, ctx, func(ch string) { waitSubscribed(t, admin, ch) }, l, other)
+	stats, err := admin.Do(ctx, admin.B().Info().Section("commandstats").Build()).ToString()
+	require.NoError(t, err)
+	assert.Contains(t, stats, "cmdstat_wait:calls=", "the lock writes waited for the replica")
+	requireNoRefusals(t, admin)
+}
+
+// TestACLCluster: in a Redis Cluster (ACL users on every node), the documented blocks and the
+// cluster's and replica sync's let a Go service lock, wait and wake (sharded and classic
+// pub/sub), renew and force-unlock, and nothing is refused.
+func TestACLCluster(t *testing.T) {
+	cluster := redistest.StartCluster(t)
+	cmd := aclCommand(t, securityRules(t), append(slices.Clone(goRLock), "replica-sync", "cluster"))
+	var nodes []rueidis.Client
+	for _, addr := range cluster.Addrs() {
+		n := cluster.NodeClient(t, addr)
+		redistest.ApplyACL(t, n, cmd)
+		nodes = append(nodes, n)
+	}
+	admin := cluster.Client(t)
+	user := cluster.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	exerciseRLock(t, ctx, func(ch string) {
+		require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+			return redistest.ShardNumSub(t, admin, ch) > 0
+		}), "a waiter subscribed to %s", ch)
+	}, l, other)
+	for _, n := range nodes {
+		requireNoRefusals(t, n)
+	}
 }
