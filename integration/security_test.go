@@ -320,11 +320,22 @@ func TestACLMissingPermission(t *testing.T) {
 		requireRefused(t, l.Lock(rlock.NewOwner(ctx)), "Lock", l.Name(), "'evalsha'")
 	})
 	t.Run("latch without its channel", func(t *testing.T) {
-		_, user, _ := aclServer(t, goLatch, "&redisson_countdownlatch__channel__{orders:*")
+		_, user, admin := aclServer(t, goLatch, "&redisson_countdownlatch__channel__{orders:*")
 		ctx := redistest.Context(t, time.Minute)
 		l := rlocktest.NewClient(t, user, rlock.Options{}).NewCountDownLatch(aclPrefix + redistest.Name(t))
 		_, err := l.TrySetCount(ctx, 1)
 		requireRefused(t, err, "TrySetCount", l.Name(), "PUBLISH on redisson_countdownlatch__channel__{"+l.Name()+"}")
+		assert.False(t, redistest.Exists(t, admin, l.Name()), "a refused publish changes nothing")
+	})
+	t.Run("semaphore without PUBLISH", func(t *testing.T) {
+		_, user, admin := aclServer(t, goSemaphore, "+publish")
+		ctx := redistest.Context(t, time.Minute)
+		s := rlocktest.NewClient(t, user, rlock.Options{}).NewSemaphore(aclPrefix + redistest.Name(t))
+		redistest.Do(t, admin, admin.B().Set().Key(s.Name()).Value("1").Build())
+		requireRefused(t, s.Release(ctx, 2), "Release", s.Name(), "PUBLISH on redisson_sc:{"+s.Name()+"}")
+		n, err := s.AvailablePermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "a refused publish changes nothing")
 	})
 	t.Run("semaphore without its keys", func(t *testing.T) {
 		_, user, _ := aclServer(t, goSemaphore, "~redisson_sc:{orders:*")
