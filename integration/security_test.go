@@ -346,6 +346,23 @@ func TestACLMissingPermission(t *testing.T) {
 	})
 }
 
+// TestACLRevokedWhileWaiting: when the user loses its channel while a waiter waits, the
+// server drops the subscription, subscribing again is refused, and the waiter gets the
+// refusal instead of waiting on.
+func TestACLRevokedWhileWaiting(t *testing.T) {
+	_, user, admin := aclServer(t, goRLock)
+	ctx := redistest.Context(t, time.Minute)
+	l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+	channel := "redisson_lock__channel:{" + l.Name() + "}"
+	a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+	require.NoError(t, l.Lock(a))
+	got := make(chan error, 1)
+	go func() { got <- l.Lock(b) }()
+	waitSubscribed(t, admin, channel)
+	redistest.ApplyACL(t, admin, []string{"ACL", "SETUSER", aclUser, "resetchannels"})
+	requireRefused(t, <-got, "Lock", l.Name(), "SUBSCRIBE to "+channel)
+}
+
 // TestTLS: lock, wait and wake-up, and the watchdog over TLS, connected with a rediss://
 // URL as the documented user, trusting the test's CA.
 func TestTLS(t *testing.T) {
