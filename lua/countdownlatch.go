@@ -3,7 +3,8 @@ package lua
 // The scripts of the countdown latch, Redisson's RCountDownLatch. The latch is a string key
 // holding the count; its channel is "redisson_countdownlatch__channel__{name}". Each script
 // takes the publish commands ("PUBLISH", "SPUBLISH" or both) as its last arguments and
-// publishes its message once per command.
+// publishes its message once per command, before it writes: a publish the server refuses
+// (an ACL user without it) fails the script with nothing changed.
 
 // LatchCountDown decrements the count of a latch.
 //
@@ -15,14 +16,16 @@ package lua
 // The count is decremented (a missing key counts as 0); at zero or below the key is deleted,
 // and at exactly zero ARGV[1] is published. The reply is nil.
 var LatchCountDown = newScript(`
-local v = redis.call('decr', KEYS[1])
-if v <= 0 then
-	redis.call('del', KEYS[1])
-end
+local v = tonumber(redis.call('get', KEYS[1]) or '0') - 1
 if v == 0 then
 	for i = 2, #ARGV do
 		redis.call(ARGV[i], KEYS[2], ARGV[1])
 	end
+end
+if v <= 0 then
+	redis.call('del', KEYS[1])
+else
+	redis.call('decr', KEYS[1])
 end
 `, false)
 
@@ -36,10 +39,11 @@ end
 // When the key existed it is deleted, ARGV[1] is published and the reply is 1; otherwise the
 // reply is 0.
 var LatchDelete = newScript(`
-if redis.call('del', KEYS[1]) == 1 then
+if redis.call('exists', KEYS[1]) == 1 then
 	for i = 2, #ARGV do
 		redis.call(ARGV[i], KEYS[2], ARGV[1])
 	end
+	redis.call('del', KEYS[1])
 	return 1
 end
 return 0

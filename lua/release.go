@@ -14,17 +14,22 @@ package lua
 //
 // If the latch exists, its stored reply is returned unchanged: a retry of the same request
 // replays the first result. Otherwise, when the field does not hold the lock the reply is
-// nil (not held). The field's count is decremented; when holds remain the TTL is set to the
-// lease (unless it is "0") and the reply is 0; when none remain the key is deleted, ARGV[1] is published on the
-// channel and the reply is 1. Replies 0 and 1 are also stored in the latch.
+// nil (not held). When the field holds it more than once its count is decremented, the TTL
+// set to the lease (unless it is "0"), and the reply is 0. Otherwise ARGV[1] is published on
+// the channel, the key deleted, and the reply is 1. Replies 0 and 1 are also stored in the
+// latch.
+//
+// The publish comes before any write of a full release, so that a publish the server
+// refuses (an ACL user without PUBLISH or the channel) fails the script with nothing
+// changed: the lock stays held, rather than deleted with its waiters never told.
 var Release = newScript(`
-`+replayLatch("KEYS[3]")+releaseOne("KEYS[3]", "ARGV[5]")+`redis.call('del', KEYS[1])
-if ARGV[4] ~= '' then
+`+replayLatch("KEYS[3]")+releaseOne("KEYS[3]", "ARGV[5]")+`if ARGV[4] ~= '' then
 	redis.call(ARGV[4], KEYS[2], ARGV[1])
 end
 if ARGV[6] then
 	redis.call(ARGV[6], KEYS[2], ARGV[1])
 end
+redis.call('del', KEYS[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
 `, false)
@@ -38,15 +43,17 @@ return 1
 //	ARGV[3] optional second publish command
 //
 // When the key existed it is deleted, ARGV[1] is published and the reply is 1; otherwise the
-// reply is 0 and nothing is published.
+// reply is 0 and nothing is published. As in Release, the publish comes first, so that a
+// refused publish changes nothing.
 var ForceRelease = newScript(`
-if redis.call('del', KEYS[1]) == 1 then
+if redis.call('exists', KEYS[1]) == 1 then
 	if ARGV[2] ~= '' then
 		redis.call(ARGV[2], KEYS[2], ARGV[1])
 	end
 	if ARGV[3] then
 		redis.call(ARGV[3], KEYS[2], ARGV[1])
 	end
+	redis.call('del', KEYS[1])
 	return 1
 end
 return 0
@@ -65,12 +72,15 @@ end
 // releaseOne is the step of the release scripts that gives up one hold of the field
 // ARGV[3]: nil when it holds none; with holds left the lease ARGV[2] is set again (unless
 // "0"), 0 stored in the latch with TTL ttlArg, and the reply is 0. Otherwise the script
-// goes on to its full release.
+// goes on to its full release having written nothing (so that a refused publish there
+// changes nothing).
 func releaseOne(latch, ttlArg string) string {
-	return `if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+	return `local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
+if count == nil then
 	return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+if count > 1 then
+	redis.call('hincrby', KEYS[1], ARGV[3], -1)
 	if ARGV[2] ~= '0' then
 		redis.call('pexpire', KEYS[1], ARGV[2])
 	end

@@ -3,7 +3,8 @@ package lua
 // The scripts of the semaphore, Redisson's RSemaphore. The semaphore is a string key holding
 // the available permits; its channel is "redisson_sc:{name}". The scripts that publish take
 // the publish commands ("PUBLISH", "SPUBLISH" or both) as their last arguments and publish
-// the new number of available permits once per command.
+// the new number of available permits once per command, before they write: a publish the
+// server refuses (an ACL user without it) fails the script with nothing changed.
 
 // SemaphoreTryAcquire takes permits when enough are available.
 //
@@ -31,10 +32,11 @@ return 0
 // The count is incremented by ARGV[1] (a missing key counts as 0), the new count is
 // published and is the reply.
 var SemaphoreRelease = newScript(`
-local v = redis.call('incrby', KEYS[1], ARGV[1])
+local v = tonumber(redis.call('get', KEYS[1]) or '0') + tonumber(ARGV[1])
 for i = 2, #ARGV do
 	redis.call(ARGV[i], KEYS[2], v)
 end
+redis.call('incrby', KEYS[1], ARGV[1])
 return v
 `, false)
 
@@ -51,10 +53,10 @@ return v
 // command and the reply is 1; otherwise nothing changes and the reply is 0.
 var TrySet = newScript(`
 if redis.call('exists', KEYS[1]) == 0 then
-	redis.call('set', KEYS[1], ARGV[2])
 	for i = 3, #ARGV do
 		redis.call(ARGV[i], KEYS[2], ARGV[1])
 	end
+	redis.call('set', KEYS[1], ARGV[2])
 	return 1
 end
 return 0
@@ -71,10 +73,10 @@ return 0
 // is the reply.
 var SemaphoreAddPermits = newScript(`
 local v = tonumber(redis.call('get', KEYS[1]) or '0') + tonumber(ARGV[1])
-redis.call('set', KEYS[1], v)
 for i = 2, #ARGV do
 	redis.call(ARGV[i], KEYS[2], v)
 end
+redis.call('set', KEYS[1], v)
 return v
 `, false)
 

@@ -2,8 +2,10 @@ package pubsub
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -192,6 +194,12 @@ func (b *sub) run(prev *sub) {
 			close(b.ready)
 			return
 		}
+		if refused(err) {
+			// Subscribing again was refused (the user's ACL changed): the waiters get the
+			// refusal, and later waiters subscribe afresh.
+			b.lose(err)
+			return
+		}
 		// The subscription ended while waiters remain: the connection was lost or the
 		// server dropped the channel (slot migration). Messages may have been missed.
 		b.wakeAll()
@@ -278,6 +286,22 @@ func (b *sub) onMessage(m rueidis.PubSubMessage) {
 	for _, g := range b.groups {
 		g.onMessage(m.Message)
 	}
+}
+
+// lose ends the waits of every group of b with err.
+func (b *sub) lose(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, g := range b.groups {
+		g.lose(err)
+	}
+}
+
+// refused reports whether err is the server refusing the subscription to the user (NOPERM:
+// the command or the channel is not granted).
+func refused(err error) bool {
+	var re *rueidis.RedisError
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOPERM")
 }
 
 func (b *sub) wakeAll() {

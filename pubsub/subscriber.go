@@ -120,7 +120,7 @@ func (s *Subscriber) Close() {
 
 // newGroup creates the group of channel that new waiters join. Called with s.mu held.
 func (s *Subscriber) newGroup(channel string) *group {
-	g := &group{s: s, channel: channel}
+	g := &group{s: s, channel: channel, lost: make(chan struct{})}
 	for _, k := range []Kinds{Sharded, Classic} {
 		if s.listen.Has(k) {
 			g.subs = append(g.subs, s.h.join(subKey{channel: channel, sharded: k == Sharded}, g))
@@ -157,6 +157,18 @@ type group struct {
 
 	mu      sync.Mutex
 	waiters []*Waiter // in arrival order
+
+	lost     chan struct{} // closed when a subscription of g was refused for good
+	lostOnce sync.Once
+	lostErr  error // set before lost is closed
+}
+
+// lose ends the waits of g's waiters with err: a subscription of g was refused.
+func (g *group) lose(err error) {
+	g.lostOnce.Do(func() {
+		g.lostErr = err
+		close(g.lost)
+	})
 }
 
 // detach leaves g's subscriptions and returns those it ended. Called with s.mu held.

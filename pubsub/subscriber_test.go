@@ -423,3 +423,32 @@ func TestSynchronizerRules(t *testing.T) {
 	assert.Equal(t, WakeNone, SemaphoreRule("-2"))
 	assert.Equal(t, WakeNone, SemaphoreRule("x"))
 }
+
+// A refused subscription is an error at once: the first SUBSCRIBE's from Subscribe, and one
+// refused after a lost subscription (the user's channels revoked: the server drops the
+// subscription) from the waiter's Wait; a later Subscribe tries again.
+func TestRefusedSubscription(t *testing.T) {
+	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+	admin := srv.Client(t)
+	redistest.ApplyACL(t, admin, []string{"ACL", "SETUSER", "u", "reset", "on", ">p", "+ping", "+client|tracking",
+		"+cluster|slots", "+subscribe", "+unsubscribe", "&allowed:*"})
+	rc := srv.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = "u", "p" })
+	s := newSubscriber(t, rc, Classic)
+	ctx := redistest.Context(t, testTimeout)
+
+	_, err := s.Subscribe(ctx, "denied:1", LockRule)
+	require.ErrorContains(t, err, "NOPERM")
+
+	w, err := s.Subscribe(ctx, "allowed:1", LockRule)
+	require.NoError(t, err)
+	defer w.Close()
+	redistest.ApplyACL(t, admin, []string{"ACL", "SETUSER", "u", "resetchannels"})
+	err = w.Wait(ctx)
+	require.ErrorContains(t, err, "NOPERM")
+	w.Close()
+
+	redistest.ApplyACL(t, admin, []string{"ACL", "SETUSER", "u", "&allowed:*"})
+	w, err = s.Subscribe(ctx, "allowed:1", LockRule)
+	require.NoError(t, err, "a later waiter subscribes afresh")
+	w.Close()
+}

@@ -18,8 +18,9 @@ type Waiter struct {
 
 // Wait blocks until the waiter is woken by a message (as its rule says) or by a
 // resubscription, or until ctx ends. It returns nil when woken, ctx.Err() when ctx ended,
-// and ErrClosed when the Subscriber was closed. A wake-up that arrived before Wait was
-// called is consumed at once.
+// ErrClosed when the Subscriber was closed, and the server's error when subscribing again
+// after a lost subscription was refused (NOPERM: the user's ACL no longer allows it). A
+// wake-up that arrived before Wait was called is consumed at once.
 func (w *Waiter) Wait(ctx context.Context) error { return w.wait(ctx, nil) }
 
 // WaitAtMost is Wait bounded by d: it also returns nil once d has passed. Lock types bound
@@ -40,6 +41,8 @@ func (w *Waiter) wait(ctx context.Context, timeout <-chan time.Time) error {
 		return ctx.Err()
 	case <-w.g.s.closing:
 		return ErrClosed
+	case <-w.g.lost:
+		return w.g.lostErr
 	}
 }
 

@@ -25,6 +25,7 @@ type Client struct {
 	id        string // random v4 UUID, the first part of every hash field
 	opts      Options
 	publish   []string // publish commands passed to the release scripts
+	listen    pubsub.Kinds
 	subs      *pubsub.Subscriber
 	wheel     *renewal.Wheel
 	holds     *holds
@@ -63,6 +64,7 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		id:       uuid.NewString(),
 		opts:     opts,
 		publish:  plan.Publish.PublishCommands(),
+		listen:   plan.Listen,
 		subs:     pubsub.New(rc, plan.Listen),
 		latches:  newLatchSweeper(rc),
 		replicas: newReplicaSync(rc, opts),

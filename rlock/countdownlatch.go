@@ -123,4 +123,11 @@ func (l *CountDownLatch) checkWrite() error {
 	return nil
 }
 
-func (l *CountDownLatch) fail(op string, err error) error { return failOn(op, l.name, err) }
+func (l *CountDownLatch) fail(op string, err error) error {
+	return failOn(op, l.name, l.c.permission(needs{
+		calls: [][]string{{"exists", l.name}, {"get", l.name}, {"set", l.name, "0"},
+			{"decr", l.name}, {"del", l.name}},
+		keys:    []string{l.name, l.channel},
+		channel: l.channel,
+	}, err))
+}

@@ -68,6 +68,11 @@ var (
 	// permit id is not held: never acquired, already released, or expired and reclaimed
 	// (Redisson's IllegalArgumentException "has already been released or doesn't exist").
 	ErrPermitNotHeld = errors.New("rlock: permit not held")
+	// ErrNoPermission is returned when Redis refused a command, key or channel to the
+	// connection's ACL user (a NOPERM reply, or a script's call refused). The error says what
+	// was refused (see docs/SECURITY.md for what each type needs); errors.As with
+	// *rueidis.RedisError gives Redis's own reply.
+	ErrNoPermission = errors.New("rlock: no permission (Redis ACL)")
 )
 
 // Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final
@@ -108,7 +113,9 @@ func (e *opError) Error() string {
 func (e *opError) Unwrap() error { return e.err }
 
 // fail wraps a non-nil err of method op on l.
-func (l *Lock) fail(op string, err error) error { return failOn(op, l.name, err) }
+func (l *Lock) fail(op string, err error) error {
+	return failOn(op, l.name, l.c.permission(l.needs(), err))
+}
 
 // failOn wraps a non-nil err of method op on the object called name.
 func failOn(op, name string, err error) error {

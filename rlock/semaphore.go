@@ -185,4 +185,11 @@ func (c *Client) checkPermits(name string, n, least int64) error {
 	return nil
 }
 
-func (s *Semaphore) fail(op string, err error) error { return failOn(op, s.name, err) }
+func (s *Semaphore) fail(op string, err error) error {
+	return failOn(op, s.name, s.c.permission(needs{
+		calls: [][]string{{"exists", s.name}, {"get", s.name}, {"set", s.name, "0"},
+			{"incrby", s.name, "1"}, {"decrby", s.name, "1"}},
+		keys:    []string{s.name, s.channel},
+		channel: s.channel,
+	}, err))
+}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/redis/rueidis"
@@ -10,6 +12,9 @@ import (
 
 // envRedisURL is the environment variable read when --redis is not given.
 const envRedisURL = "REDIS_URL"
+
+// envTLSCA is the environment variable read when --tls-ca is not given.
+const envTLSCA = "REDIS_TLS_CA"
 
 // defaultRedis is what inspect and force-unlock use when neither --redis nor REDIS_URL is set.
 const defaultRedis = "127.0.0.1:6379"
@@ -39,8 +44,36 @@ func (a *app) target(fallback string) (t redisTarget, given bool, err error) {
 	if err != nil {
 		return t, given, usagef("%s: %v", t.source, err)
 	}
+	if err := a.trustCA(&t.opt); err != nil {
+		return t, given, err
+	}
 	t.display = strings.Join(t.opt.InitAddress, ",")
 	return t, given, nil
+}
+
+// trustCA makes opt trust only the CA certificates of --tls-ca, else of $REDIS_TLS_CA, when
+// one is given: for a rediss:// URL only.
+func (a *app) trustCA(opt *rueidis.ClientOption) error {
+	file, source := a.tlsCA, "--tls-ca"
+	if file == "" {
+		file, source = a.getenv(envTLSCA), "$"+envTLSCA
+	}
+	if file == "" {
+		return nil
+	}
+	if opt.TLSConfig == nil {
+		return usagef("%s is given, but the Redis address is not a rediss:// URL", source)
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return usagef("%s: %v", source, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return usagef("%s: no PEM certificate in %s", source, file)
+	}
+	opt.TLSConfig.RootCAs = pool
+	return nil
 }
 
 // parseRedis accepts host:port, or a URL that rueidis.ParseURL understands (redis://,

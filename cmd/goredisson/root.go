@@ -64,6 +64,7 @@ type app struct {
 	getenv         func(string) string
 
 	redis   string        // --redis
+	tlsCA   string        // --tls-ca
 	timeout time.Duration // --timeout
 }
 
@@ -129,7 +130,8 @@ TTL is the lease. A full release deletes the key and publishes "0" on the channe
 
 Redis: --redis ADDR or the environment variable REDIS_URL (the flag wins). Both take
 host:port or a URL: redis://[[user]:password@]host:port[/db], rediss://... for TLS,
-unix:///path/to/redis.sock. Without either, inspect and force-unlock use 127.0.0.1:6379, and
+unix:///path/to/redis.sock. --tls-ca FILE (or REDIS_TLS_CA) trusts the CA certificates in a PEM
+file for rediss:// instead of the system's. Without either, inspect and force-unlock use 127.0.0.1:6379, and
 demo starts a throwaway Redis of its own.
 
 ` + exitCodesHelp,
@@ -155,6 +157,7 @@ demo starts a throwaway Redis of its own.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitUsage, err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.redis, "redis", "", "Redis to use: host:port or redis:// URL (default: $REDIS_URL, else see each command)")
+	pf.StringVar(&a.tlsCA, "tls-ca", "", "PEM file of CA certificates to trust for a rediss:// URL instead of the system's (default: $"+envTLSCA+")")
 	pf.DurationVar(&a.timeout, "timeout", 5*time.Second, "give up on Redis after this long: connecting, and each step of a command (0 = no limit)")
 
 	root.AddCommand(a.demoCommand(), a.demoWorkerCommand(), a.inspectCommand(), a.forceUnlockCommand())

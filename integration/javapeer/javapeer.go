@@ -73,6 +73,9 @@ type config struct {
 	startTimeout time.Duration
 	logLevel     string
 	javaArgs     []string
+	username     string
+	password     string
+	caPEM        string
 }
 
 // Option configures Start.
@@ -90,6 +93,15 @@ func WithCluster(nodes ...string) Option { return func(c *config) { c.cluster = 
 func WithShardedSubscriptionMode(mode string) Option {
 	return func(c *config) { c.shardedMode = mode }
 }
+
+// WithAuth makes the peer log in as an ACL user (single server only).
+func WithAuth(username, password string) Option {
+	return func(c *config) { c.username, c.password = username, password }
+}
+
+// WithCA makes the peer trust only the CA certificates of a PEM file, for a rediss://
+// address (single server only).
+func WithCA(pemFile string) Option { return func(c *config) { c.caPEM = pemFile } }
 
 // WithStartTimeout bounds the wait for the peer's "ready" line (default 60s).
 func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
@@ -146,6 +158,15 @@ func Start(t testing.TB, jar string, redisAddr string, opts ...Option) *Peer {
 		}
 	} else {
 		args = append(args, "--redis="+redisAddr)
+		if cfg.username != "" {
+			args = append(args, "--username="+cfg.username)
+		}
+		if cfg.password != "" {
+			args = append(args, "--password="+cfg.password)
+		}
+		if cfg.caPEM != "" {
+			args = append(args, "--ca-pem="+cfg.caPEM)
+		}
 	}
 	if cfg.watchdog > 0 {
 		args = append(args, "--watchdog-ms="+strconv.FormatInt(cfg.watchdog.Milliseconds(), 10))

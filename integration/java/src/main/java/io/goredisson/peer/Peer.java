@@ -1,6 +1,11 @@
 package io.goredisson.peer;
 
 import java.io.BufferedReader;
+import java.io.FileInputStream;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import javax.net.ssl.TrustManagerFactory;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.InputStream;
@@ -31,6 +36,7 @@ import org.redisson.client.codec.StringCodec;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.ShardedSubscriptionMode;
+import org.redisson.config.SingleServerConfig;
 
 /**
  * A Redisson peer driven over stdin/stdout by the Go interop tests (integration/javapeer).
@@ -46,6 +52,8 @@ import org.redisson.config.ShardedSubscriptionMode;
  * {@code --cluster} [PEER_CLUSTER] comma-separated node addresses (cluster mode, overrides --redis);
  * {@code --sharded-subscription-mode} [PEER_SHARDED_SUBSCRIPTION_MODE] AUTO, ON or OFF: the cluster
  * config's shardedSubscriptionMode, default Redisson's AUTO (cluster mode only);
+ * {@code --username}, {@code --password} [PEER_USERNAME, PEER_PASSWORD] single server: the ACL user;
+ * {@code --ca-pem} [PEER_CA_PEM] single server: a PEM file of CA certificates to trust for rediss://;
  * {@code --watchdog-ms} [PEER_WATCHDOG_MS] lockWatchdogTimeout, default Redisson's 30000;
  * {@code --log-level} [PEER_LOG_LEVEL] slf4j-simple level on stderr, default warn.
  */
@@ -85,12 +93,39 @@ public final class Peer {
             if (!sharded.isEmpty()) {
                 throw new IllegalArgumentException("--sharded-subscription-mode needs --cluster");
             }
-            config.useSingleServer().setAddress(opt(opts, "redis", "PEER_REDIS", "redis://127.0.0.1:6379"));
+            SingleServerConfig single = config.useSingleServer().setAddress(opt(opts, "redis", "PEER_REDIS", "redis://127.0.0.1:6379"));
+            String username = opt(opts, "username", "PEER_USERNAME", "");
+            if (!username.isEmpty()) {
+                single.setUsername(username);
+            }
+            String password = opt(opts, "password", "PEER_PASSWORD", "");
+            if (!password.isEmpty()) {
+                single.setPassword(password);
+            }
+            String caPem = opt(opts, "ca-pem", "PEER_CA_PEM", "");
+            if (!caPem.isEmpty()) {
+                single.setSslTrustManagerFactory(trustOnly(caPem));
+            }
         }
 
         Peer peer = new Peer(Redisson.create(config), protocol);
         peer.reply("ready");
         peer.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
+    }
+
+    /** A trust manager that trusts only the CA certificates in the PEM file at path (for rediss://). */
+    private static TrustManagerFactory trustOnly(String path) throws Exception {
+        KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+        ks.load(null, null);
+        try (InputStream in = new FileInputStream(path)) {
+            int i = 0;
+            for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                ks.setCertificateEntry("ca" + i++, c);
+            }
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(ks);
+        return tmf;
     }
 
     /** Reads requests until EOF or quit; global commands run inline, owner commands are queued. */

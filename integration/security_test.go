@@ -1,0 +1,539 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/integration/javapeer"
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// The ACL user of docs/SECURITY.md: the rules there grant lock names under "orders:".
+const (
+	aclUser     = "orders-svc"
+	aclPassword = "orders-secret"
+	aclPrefix   = "orders:"
+)
+
+// securityRules returns the acl blocks of docs/SECURITY.md: the rules the tests apply, as
+// written there.
+func securityRules(t testing.TB) map[string][][]string {
+	t.Helper()
+	return redistest.ACLRules(t, "../docs/SECURITY.md")
+}
+
+// aclCommand returns the ACL SETUSER command that creates the documented user with the
+// rules of blocks, less the rules in without.
+func aclCommand(t testing.TB, rules map[string][][]string, blocks []string, without ...string) []string {
+	t.Helper()
+	return redistest.ACLUser(t, rules, aclUser, aclPassword, blocks, without...)
+}
+
+// aclServer starts a server whose documented user has the rules of blocks less without, and
+// returns it with a client of that user (rueidis's default options, with its credentials)
+// and an admin client (the default user).
+func aclServer(t *testing.T, blocks []string, without ...string) (*redistest.Server, rueidis.Client, rueidis.Client) {
+	t.Helper()
+	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+	admin := srv.Client(t)
+	redistest.ApplyACL(t, admin, aclCommand(t, securityRules(t), blocks, without...))
+	user := srv.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	return srv, user, admin
+}
+
+// requireNoRefusals fails the test when the server refused anything to a user (ACL LOG): the
+// documented rules must cover every call, including those a client makes and ignores the
+// error of. The one refusal allowed is the one docs/SECURITY.md tells of: Redisson 4's
+// cluster detection at start-up, a script on the keys test1 and test2.
+func requireNoRefusals(t *testing.T, admin rueidis.Client) {
+	t.Helper()
+	entries, err := admin.Do(context.Background(), admin.B().AclLog().Count(100).Build()).ToArray()
+	require.NoError(t, err)
+	for _, e := range entries {
+		m, err := e.AsStrMap()
+		require.NoError(t, err)
+		if m["reason"] == "key" && m["object"] == "test1" && m["username"] == "orders-java" {
+			continue
+		}
+		t.Errorf("ACL LOG: the server refused %s %q to %s (%s)", m["reason"], m["object"], m["username"], m["client-info"])
+	}
+}
+
+// The blocks a Go service needs per type (the table of docs/SECURITY.md).
+var (
+	goRLock     = []string{"rueidis", "locks", "lock-pubsub"}
+	goFenced    = []string{"rueidis", "locks", "lock-pubsub", "fenced"}
+	goSpin      = []string{"rueidis", "locks"}
+	goLatch     = []string{"rueidis", "countdownlatch"}
+	goSemaphore = []string{"rueidis", "semaphore"}
+)
+
+// TestSecurityDocExample: the full example of docs/SECURITY.md is the user of its blocks.
+func TestSecurityDocExample(t *testing.T) {
+	rules := securityRules(t)
+	require.Len(t, rules["example-go-rlock"], 1)
+	assert.Equal(t, aclCommand(t, rules, goRLock), rules["example-go-rlock"][0])
+}
+
+// waitSubscribed waits until channel has a subscriber (classic pub/sub, a single server).
+func waitSubscribed(t *testing.T, admin rueidis.Client, channel string) {
+	t.Helper()
+	require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, admin, channel) > 0
+	}), "a waiter subscribed to %s", channel)
+}
+
+// exerciseRLock runs lock, re-entry, wait and wake-up, the watchdog and force unlock on l
+// (a lock of a Client with a 1 s watchdog), other being the same lock from another Client;
+// subscribed waits until the lock's channel has a subscriber.
+func exerciseRLock(t *testing.T, ctx context.Context, subscribed func(channel string), l, other *rlock.Lock) {
+	t.Helper()
+	channel := "redisson_lock__channel:{" + l.Name() + "}"
+	a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+
+	// Lock and re-entry.
+	require.NoError(t, l.Lock(a))
+	require.NoError(t, l.Lock(a))
+	n, err := l.HoldCount(a)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	locked, err := l.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	_, err = l.RemainTTL(ctx)
+	require.NoError(t, err)
+
+	// Wait and wake-up: b waits on the channel until a's last unlock.
+	got := make(chan error, 1)
+	go func() { got <- other.Lock(b) }()
+	subscribed(channel)
+
+	// Watchdog: a keeps the lock past several leases.
+	held, stop, err := l.Held(a)
+	require.NoError(t, err)
+	defer stop()
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		ok, err := l.IsHeld(a)
+		require.NoError(t, err)
+		require.True(t, ok, "the watchdog kept the lock")
+		require.NoError(t, held.Err())
+		select {
+		case err := <-got:
+			t.Fatalf("the waiter got the lock while it was held: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	require.NoError(t, l.Unlock(a))
+	require.NoError(t, l.Unlock(a))
+	require.NoError(t, <-got, "the waiter woke and took the lock")
+
+	// Force unlock wakes the next waiter.
+	go func() { got <- l.Lock(a) }()
+	subscribed(channel)
+	freed, err := l.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, freed)
+	require.NoError(t, <-got)
+	require.NoError(t, l.Unlock(a))
+}
+
+// TestACLRLock: with exactly the documented rules for NewLock, a Go service locks,
+// re-enters, waits and is woken, keeps its lock with the watchdog and force-unlocks.
+func TestACLRLock(t *testing.T) {
+	_, user, admin := aclServer(t, goRLock)
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	exerciseRLock(t, ctx, func(ch string) { waitSubscribed(t, admin, ch) }, l, other)
+
+	// Each type of the same family: non-reentrant under the same rules.
+	nr := rlocktest.NewClient(t, user, opts).NewNonReentrantLock(aclPrefix + "nr:" + redistest.Name(t))
+	a := rlock.NewOwner(ctx)
+	require.NoError(t, nr.Lock(a))
+	assert.ErrorIs(t, nr.Lock(a), rlock.ErrReentry)
+	require.NoError(t, nr.Unlock(a))
+	requireNoRefusals(t, admin)
+}
+
+// TestACLOtherTypes: each other type works with exactly its documented rules.
+func TestACLOtherTypes(t *testing.T) {
+	t.Run("fenced", func(t *testing.T) {
+		_, user, admin := aclServer(t, goFenced)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{WatchdogTimeout: time.Second})
+		f := c.NewFencedLock(aclPrefix + redistest.Name(t))
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		t1, err := f.Lock(a)
+		require.NoError(t, err)
+		got := make(chan int64, 1)
+		go func() {
+			tok, err := f.Lock(b)
+			assert.NoError(t, err)
+			got <- tok
+		}()
+		waitSubscribed(t, admin, "redisson_lock__channel:{"+f.Name()+"}")
+		require.NoError(t, f.Unlock(a))
+		assert.Greater(t, <-got, t1)
+		tok, err := f.Token(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, tok, t1)
+		require.NoError(t, f.Unlock(b))
+		requireNoRefusals(t, admin)
+	})
+	t.Run("spin", func(t *testing.T) {
+		_, user, admin := aclServer(t, goSpin)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{WatchdogTimeout: time.Second})
+		l := c.NewSpinLock(aclPrefix+redistest.Name(t), rlock.SpinBackoff{})
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		require.NoError(t, l.Lock(a))
+		err := l.TryLock(b, 50*time.Millisecond, 0)
+		require.ErrorIs(t, err, rlock.ErrLocked)
+		require.NoError(t, l.Unlock(a))
+		require.NoError(t, l.Unlock(a))
+		require.NoError(t, l.TryLock(b, 10*time.Second, 0))
+		freed, err := l.ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.True(t, freed)
+		requireNoRefusals(t, admin)
+	})
+	t.Run("countdownlatch", func(t *testing.T) {
+		_, user, admin := aclServer(t, goLatch)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{})
+		l := c.NewCountDownLatch(aclPrefix + redistest.Name(t))
+		set, err := l.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		done := make(chan error, 1)
+		go func() { done <- l.Await(ctx) }()
+		waitSubscribed(t, admin, "redisson_countdownlatch__channel__{"+l.Name()+"}")
+		require.NoError(t, l.CountDown(ctx))
+		require.NoError(t, <-done)
+		n, err := l.Count(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		requireNoRefusals(t, admin)
+	})
+	t.Run("semaphore", func(t *testing.T) {
+		_, user, admin := aclServer(t, goSemaphore)
+		ctx := redistest.Context(t, time.Minute)
+		c := rlocktest.NewClient(t, user, rlock.Options{})
+		s := c.NewSemaphore(aclPrefix + redistest.Name(t))
+		set, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		require.NoError(t, s.Acquire(ctx, 1))
+		done := make(chan error, 1)
+		go func() { done <- s.Acquire(ctx, 1) }()
+		waitSubscribed(t, admin, "redisson_sc:{"+s.Name()+"}")
+		require.NoError(t, s.Release(ctx, 1))
+		require.NoError(t, <-done)
+		require.NoError(t, s.AddPermits(ctx, 2))
+		n, err := s.DrainPermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), n)
+		requireNoRefusals(t, admin)
+	})
+}
+
+// requireRefused checks that err is a refusal naming the call, the object and what was
+// denied.
+func requireRefused(t *testing.T, err error, op, name string, says ...string) {
+	t.Helper()
+	require.Error(t, err)
+	require.ErrorIsf(t, err, rlock.ErrNoPermission, "%v", err)
+	var re *rueidis.RedisError
+	assert.True(t, errors.As(err, &re), "Redis's reply is wrapped: %v", err)
+	msg := err.Error()
+	assert.Contains(t, msg, op+` "`+name+`"`)
+	for _, s := range says {
+		assert.Contains(t, msg, s)
+	}
+	t.Logf("%s", msg)
+}
+
+// TestACLMissingPermission: with one documented permission removed, the call that needs it
+// fails at once with an error that matches rlock.ErrNoPermission and names the lock and
+// what was refused; nothing waits for ever, and nothing is half done.
+func TestACLMissingPermission(t *testing.T) {
+	t.Run("no PUBLISH", func(t *testing.T) {
+		_, user, admin := aclServer(t, goRLock, "+publish")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		a := rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Unlock(a), "Unlock", l.Name(), "PUBLISH on")
+		assert.True(t, redistest.Exists(t, admin, l.Name()), "a refused release changes nothing: the lock stays held")
+		_, err := l.ForceUnlock(ctx)
+		requireRefused(t, err, "ForceUnlock", l.Name(), "PUBLISH on")
+		assert.True(t, redistest.Exists(t, admin, l.Name()))
+	})
+	t.Run("no SUBSCRIBE", func(t *testing.T) {
+		_, user, _ := aclServer(t, goRLock, "+subscribe")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Lock(b), "Lock", l.Name(), "'subscribe'")
+		requireRefused(t, l.TryLock(b, time.Minute, 0), "TryLock", l.Name(), "'subscribe'")
+		require.NoError(t, l.Unlock(a))
+	})
+	t.Run("no lock channel", func(t *testing.T) {
+		_, user, _ := aclServer(t, goRLock, "&redisson_lock__channel:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		channel := "redisson_lock__channel:{" + l.Name() + "}"
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Lock(b), "Lock", l.Name(), "SUBSCRIBE to "+channel)
+		requireRefused(t, l.Unlock(a), "Unlock", l.Name(), "PUBLISH on "+channel)
+	})
+	t.Run("no unlock latch keys", func(t *testing.T) {
+		_, user, admin := aclServer(t, goRLock, "~redisson_unlock_latch:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		a := rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		requireRefused(t, l.Unlock(a), "Unlock", l.Name(), "use the key redisson_unlock_latch:{"+l.Name()+"}:")
+		assert.True(t, redistest.Exists(t, admin, l.Name()))
+	})
+	t.Run("no EVALSHA", func(t *testing.T) {
+		_, user, _ := aclServer(t, goRLock, "+evalsha")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+		requireRefused(t, l.Lock(rlock.NewOwner(ctx)), "Lock", l.Name(), "'evalsha'")
+	})
+	t.Run("latch without its channel", func(t *testing.T) {
+		_, user, admin := aclServer(t, goLatch, "&redisson_countdownlatch__channel__{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewCountDownLatch(aclPrefix + redistest.Name(t))
+		_, err := l.TrySetCount(ctx, 1)
+		requireRefused(t, err, "TrySetCount", l.Name(), "PUBLISH on redisson_countdownlatch__channel__{"+l.Name()+"}")
+		assert.False(t, redistest.Exists(t, admin, l.Name()), "a refused publish changes nothing")
+	})
+	t.Run("semaphore without PUBLISH", func(t *testing.T) {
+		_, user, admin := aclServer(t, goSemaphore, "+publish")
+		ctx := redistest.Context(t, time.Minute)
+		s := rlocktest.NewClient(t, user, rlock.Options{}).NewSemaphore(aclPrefix + redistest.Name(t))
+		redistest.Do(t, admin, admin.B().Set().Key(s.Name()).Value("1").Build())
+		requireRefused(t, s.Release(ctx, 2), "Release", s.Name(), "PUBLISH on redisson_sc:{"+s.Name()+"}")
+		n, err := s.AvailablePermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "a refused publish changes nothing")
+	})
+	t.Run("semaphore without its keys", func(t *testing.T) {
+		_, user, _ := aclServer(t, goSemaphore, "~redisson_sc:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		s := rlocktest.NewClient(t, user, rlock.Options{}).NewSemaphore(aclPrefix + redistest.Name(t))
+		_, err := s.TrySetPermits(ctx, 1)
+		requireRefused(t, err, "TrySetPermits", s.Name(), "use the key redisson_sc:{"+s.Name()+"}")
+	})
+}
+
+// TestACLRevokedWhileWaiting: when the user loses its channel while a waiter waits, the
+// server drops the subscription, subscribing again is refused, and the waiter gets the
+// refusal instead of waiting on.
+func TestACLRevokedWhileWaiting(t *testing.T) {
+	_, user, admin := aclServer(t, goRLock)
+	ctx := redistest.Context(t, time.Minute)
+	l := rlocktest.NewClient(t, user, rlock.Options{}).NewLock(aclPrefix + redistest.Name(t))
+	channel := "redisson_lock__channel:{" + l.Name() + "}"
+	a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+	require.NoError(t, l.Lock(a))
+	got := make(chan error, 1)
+	go func() { got <- l.Lock(b) }()
+	waitSubscribed(t, admin, channel)
+	redistest.ApplyACL(t, admin, []string{"ACL", "SETUSER", aclUser, "resetchannels"})
+	requireRefused(t, <-got, "Lock", l.Name(), "SUBSCRIBE to "+channel)
+}
+
+// TestTLS: lock, wait and wake-up, and the watchdog over TLS, connected with a rediss://
+// URL as the documented user, trusting the test's CA.
+func TestTLS(t *testing.T) {
+	srv := redistest.StartTLS(t)
+	redistest.ApplyACL(t, srv.Client(t), aclCommand(t, securityRules(t), goRLock))
+	opt, err := rueidis.ParseURL("rediss://" + aclUser + ":" + aclPassword + "@" + srv.TLSAddr)
+	require.NoError(t, err)
+	opt.TLSConfig.RootCAs = srv.Certs.Pool
+	user, err := rueidis.NewClient(opt)
+	require.NoError(t, err)
+	t.Cleanup(user.Close)
+
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	admin := srv.Client(t)
+	exerciseRLock(t, ctx, func(ch string) { waitSubscribed(t, admin, ch) }, l, other)
+	requireNoRefusals(t, admin)
+}
+
+// The blocks of a service that uses every type, Go and Java.
+var allTypes = []string{"locks", "lock-pubsub", "fenced", "countdownlatch", "semaphore"}
+
+// TestJavaACLTLS: a Java Redisson service and a Go service, each logged in over TLS as an
+// ACL user with the documented blocks for every type (the Java user with the block for
+// Redisson instead of rueidis), wake each other's waiters, renew their locks, and share
+// fenced tokens, a latch and a semaphore.
+func TestJavaACLTLS(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		jar := javapeer.JarPath(t, v)
+		srv := redistest.StartTLS(t)
+		admin := srv.Client(t)
+		rules := securityRules(t)
+		redistest.ApplyACL(t, admin,
+			aclCommand(t, rules, append([]string{"rueidis"}, allTypes...)),
+			redistest.ACLUser(t, rules, "orders-java", aclPassword, append([]string{"redisson"}, allTypes...)))
+		peer := javapeer.Start(t, jar, "rediss://"+srv.TLSAddr, javapeer.WithAuth("orders-java", aclPassword),
+			javapeer.WithCA(srv.Certs.CAFile), javapeer.WithWatchdog(time.Second))
+		user := srv.TLSClient(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+		goc := rlocktest.NewClient(t, user, rlock.Options{WatchdogTimeout: time.Second})
+		ctx := redistest.Context(t, 3*time.Minute)
+		name := aclPrefix + redistest.Name(t)
+		channel := "redisson_lock__channel:{" + name + "}"
+		l := goc.NewLock(name)
+		a := rlock.NewOwner(ctx)
+
+		// Java holds (renewed by its watchdog past several leases), a Go waiter wakes on its release.
+		require.Equal(t, "true", peer.Must(t, ctx, "J1", "lock", name))
+		got := make(chan error, 1)
+		go func() { got <- l.Lock(a) }()
+		waitSubscribed(t, admin, channel)
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+			require.True(t, redistest.Exists(t, admin, name), "Java's watchdog keeps its lock")
+			select {
+			case err := <-got:
+				t.Fatalf("Go took the lock Java holds: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		peer.Must(t, ctx, "J1", "unlock", name)
+		require.NoError(t, <-got)
+
+		// Go holds, a Java waiter wakes on its release; Java force-unlocks.
+		java := make(chan string, 1)
+		go func() { java <- peer.Must(t, ctx, "J2", "trylock", name, "60000", "-1") }()
+		require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+			return redistest.NumSub(t, admin, channel) > 0
+		}))
+		require.NoError(t, l.Unlock(a))
+		assert.Equal(t, "true", <-java)
+		assert.Equal(t, "true", peer.Must(t, ctx, "J3", "forceunlock", name))
+
+		// Fenced tokens increase across Java and Go.
+		fname := aclPrefix + "fenced:" + redistest.Name(t)
+		jt := peer.Must(t, ctx, "J1", "fenced.lock", fname)
+		peer.Must(t, ctx, "J1", "fenced.unlock", fname)
+		f := goc.NewFencedLock(fname)
+		gt, err := f.Lock(a)
+		require.NoError(t, err)
+		assert.Greater(t, gt, mustInt(t, jt))
+		require.NoError(t, f.Unlock(a))
+
+		// A Go count-down opens a Java await.
+		latch := goc.NewCountDownLatch(aclPrefix + "latch:" + redistest.Name(t))
+		set, err := latch.TrySetCount(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		go func() { java <- peer.Must(t, ctx, "J4", "latch.await", latch.Name(), "60000") }()
+		waitSubscribed(t, admin, "redisson_countdownlatch__channel__{"+latch.Name()+"}")
+		require.NoError(t, latch.CountDown(ctx))
+		assert.Equal(t, "true", <-java)
+
+		// A Go release wakes a Java acquirer.
+		sem := goc.NewSemaphore(aclPrefix + "sem:" + redistest.Name(t))
+		assert.Equal(t, "true", peer.Must(t, ctx, "J5", "sem.setpermits", sem.Name(), "1"))
+		require.NoError(t, sem.Acquire(ctx, 1))
+		go func() { java <- peer.Must(t, ctx, "J5", "sem.tryacquire", sem.Name(), "1", "60000") }()
+		waitSubscribed(t, admin, "redisson_sc:{"+sem.Name()+"}")
+		require.NoError(t, sem.Release(ctx, 1))
+		assert.Equal(t, "true", <-java)
+
+		// The spin lock: no pub/sub.
+		sname := aclPrefix + "spin:" + redistest.Name(t)
+		assert.Equal(t, "true", peer.Must(t, ctx, "J6", "spin.lock", sname))
+		peer.Must(t, ctx, "J6", "spin.unlock", sname)
+		require.NoError(t, goc.NewSpinLock(sname, rlock.SpinBackoff{}).TryLock(a, 10*time.Second, 0))
+		requireNoRefusals(t, admin)
+	})
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
+// TestACLReplicaSync: with replica sync on, the documented blocks and replica sync's let the
+// lock writes wait for the replica (WAIT, after INFO replication), and nothing is refused.
+func TestACLReplicaSync(t *testing.T) {
+	master := redistest.StartProcess(t, redistest.ProcessOptions{})
+	host, port, err := net.SplitHostPort(master.Addr)
+	require.NoError(t, err)
+	redistest.StartProcess(t, redistest.ProcessOptions{Args: []string{"--replicaof", host, port}})
+	admin := master.Client(t)
+	require.True(t, redistest.Poll(30*time.Second, 10*time.Millisecond, func() bool {
+		info := redistest.Do(t, admin, admin.B().Info().Section("replication").Build())
+		s, _ := info.ToString()
+		return strings.Contains(s, "connected_slaves:1") && strings.Contains(s, "state=online")
+	}), "the replica is online")
+	redistest.ApplyACL(t, admin, aclCommand(t, securityRules(t), append(slices.Clone(goRLock), "replica-sync")))
+	user := master.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second, ReplicaSync: rlock.ReplicaSyncOn}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	exerciseRLock(t, ctx, func(ch string) { waitSubscribed(t, admin, ch) }, l, other)
+	stats, err := admin.Do(ctx, admin.B().Info().Section("commandstats").Build()).ToString()
+	require.NoError(t, err)
+	assert.Contains(t, stats, "cmdstat_wait:calls=", "the lock writes waited for the replica")
+	requireNoRefusals(t, admin)
+}
+
+// TestACLCluster: in a Redis Cluster (ACL users on every node), the documented blocks and the
+// cluster's and replica sync's let a Go service lock, wait and wake (sharded and classic
+// pub/sub), renew and force-unlock, and nothing is refused.
+func TestACLCluster(t *testing.T) {
+	cluster := redistest.StartCluster(t)
+	cmd := aclCommand(t, securityRules(t), append(slices.Clone(goRLock), "replica-sync", "cluster"))
+	var nodes []rueidis.Client
+	for _, addr := range cluster.Addrs() {
+		n := cluster.NodeClient(t, addr)
+		redistest.ApplyACL(t, n, cmd)
+		nodes = append(nodes, n)
+	}
+	admin := cluster.Client(t)
+	user := cluster.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	l := rlocktest.NewClient(t, user, opts).NewLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewLock(name)
+	exerciseRLock(t, ctx, func(ch string) {
+		require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+			return redistest.ShardNumSub(t, admin, ch) > 0
+		}), "a waiter subscribed to %s", ch)
+	}, l, other)
+	for _, n := range nodes {
+		requireNoRefusals(t, n)
+	}
+}

@@ -1,0 +1,62 @@
+package rlock
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/lua"
+)
+
+// permFixture returns a fixture whose Client logs in as an ACL user with rules (on a server
+// of its own), and an admin client of the default user.
+func permFixture(t *testing.T, rules ...string) (*fixture, rueidis.Client) {
+	t.Helper()
+	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+	admin := srv.Client(t)
+	redistest.ApplyACL(t, admin, append([]string{"ACL", "SETUSER", "u", "reset", "on", ">p", "+ping", "+client|tracking", "+cluster|slots"}, rules...))
+	rc := srv.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = "u", "p" })
+	c, err := New(t.Context(), rc, Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	name := redistest.Name(t)
+	base := redistest.Context(t, testTimeout)
+	return &fixture{srv: srv, c: c, rc: rc, name: name, l: c.NewLock(name), base: base, ctx: NewOwner(base)}, admin
+}
+
+// lockRules grant everything a Lock needs but PUBLISH.
+var lockRules = []string{"+evalsha", "+exists", "+hexists", "+hget", "+hincrby", "+pexpire", "+pttl", "+get", "+set", "+del", "+subscribe", "+unsubscribe", "~*", "&*"}
+
+// TestNoPermissionNamesTheRefusal: a refused publish in the release script fails Unlock at
+// once with ErrNoPermission, naming the lock and the command, wrapping Redis's reply, and
+// leaves the lock held; other errors are not taken for refusals.
+func TestNoPermissionNamesTheRefusal(t *testing.T) {
+	f, admin := permFixture(t, append(lockRules, "+eval")...)
+	require.NoError(t, f.l.Lock(f.ctx))
+	err := f.l.Unlock(f.ctx)
+	require.ErrorIs(t, err, ErrNoPermission)
+	var re *rueidis.RedisError
+	require.True(t, errors.As(err, &re))
+	assert.Contains(t, err.Error(), `rlock: Unlock "`+f.name+`": no permission (Redis ACL): the user may not PUBLISH on `+f.channel())
+	assert.True(t, redistest.Exists(t, admin, f.name), "nothing was released")
+
+	assert.NotErrorIs(t, f.l.Unlock(NewOwner(f.base)), ErrNoPermission, "not held is no refusal")
+}
+
+// TestNoPermissionWithoutProbe: when the probe itself is refused (no EVAL), the error still
+// matches ErrNoPermission and carries Redis's reply.
+func TestNoPermissionWithoutProbe(t *testing.T) {
+	f, admin := permFixture(t, lockRules...)
+	for _, s := range []lua.Script{lua.Acquire, lua.Release} { // EVALSHA finds them: no EVAL needed
+		redistest.Do(t, admin, admin.B().ScriptLoad().Script(s.Source()).Build())
+	}
+	require.NoError(t, f.l.Lock(f.ctx))
+	err := f.l.Unlock(f.ctx)
+	require.ErrorIs(t, err, ErrNoPermission)
+	assert.Contains(t, err.Error(), `rlock: Unlock "`+f.name+`": no permission (Redis ACL): The user executing the script can't`)
+	assert.NotContains(t, err.Error(), "may not")
+}
