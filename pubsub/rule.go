@@ -26,9 +26,10 @@ func WakeN(n int) Wake { return Wake{n: max(n, 0)} }
 // fast and must not block.
 type Rule func(message string) Wake
 
-// LockRule is the rule of Redisson's LockPubSub, shared by RLock and the read-write lock:
-// "0" (a lock released) wakes one waiter, "1" (a write lock released, after which every
-// reader may enter) wakes all; any other message wakes none.
+// LockRule is the rule of Redisson's LockPubSub, which Java uses for RLock and the
+// read-write lock alike: "0" (a lock released) wakes one waiter, "1" (a write lock released,
+// after which every reader may enter) wakes all; any other message wakes none. goredisson's
+// RLock waiters use it; its read-write lock waiters use ReadWriteRule.
 func LockRule(message string) Wake {
 	switch message {
 	case "0":
@@ -58,4 +59,18 @@ func SemaphoreRule(message string) Wake {
 		return WakeNone
 	}
 	return WakeN(n)
+}
+
+// ReadWriteRule is the rule of goredisson's waiters on a read-write lock's channel: "0" (the
+// last reader left: the lock is free) and "1" (the writer left: the lock is free, or held
+// for reading by the writer's owner) each wake every waiter. Either message can let every
+// waiting reader in at once; waking one, as LockRule does for "0", would leave the other
+// readers asleep until the holder's lease bound although they could share the lock. A
+// waiting writer that loses the race sleeps again. Any other message wakes none. Java
+// Redisson's waiters on the same channel keep their own rule (LockPubSub: "0" one, "1" all).
+func ReadWriteRule(message string) Wake {
+	if message == "0" || message == "1" {
+		return WakeAll
+	}
+	return WakeNone
 }

@@ -122,7 +122,22 @@ func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
 	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
 }
 
-// TestLockRule: RLock's and the read-write lock's rule, Redisson's LockPubSub.
+// TestReadWriteRule: "0" (the last reader left) and "1" (the writer left) both wake every
+// waiter of a read-write lock, since all waiting readers may then enter together.
+func TestReadWriteRule(t *testing.T) {
+	rc, s, ch := newTest(t)
+	ws := subscribeN(t, s, ch, 3, ReadWriteRule)
+	defer closeAll(ws)
+	publish(t, rc, ch, "7") // ignored
+	requireWokenBy(t, rc, ch, "0", func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) }, "0 wakes all")
+	for _, w := range ws {
+		require.NoError(t, w.Wait(redistest.Context(t, testTimeout)))
+	}
+	assert.Equal(t, []bool{false, false, false}, wokenSet(ws), "7 woke none")
+	requireWokenBy(t, rc, ch, "1", func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) }, "1 wakes all")
+}
+
+// TestLockRule: RLock's rule, Redisson's LockPubSub.
 func TestLockRule(t *testing.T) {
 	rc, s, ch := newTest(t)
 	ws := subscribeN(t, s, ch, 3, LockRule)

@@ -47,7 +47,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	watchdog := l.c.holds.unlocking(l.name, field)
+	watchdog, last := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
 	r, err := l.release(ctx, field, watchdog, true)
 	if errors.Is(err, errUnconfirmed) {
@@ -58,17 +58,19 @@ func (l *Lock) unlock(ctx context.Context) error {
 	switch {
 	case err != nil:
 		return err
-	case r == released:
+	case r == released, r == partial && last && l.kind == readLock:
+		// A read release replies 0 while other readers hold the lock, the owner's last
+		// read included: the table's count tells.
 		l.c.holds.end(l.name, field, ErrReleased)
 	case r == notHeld:
 		l.c.holds.end(l.name, field, lost(ErrRemoved))
-		if l.c.holds.heldByOther(l.name, field) {
+		if l.kind != readLock && l.c.holds.heldByOther(l.name, field) { // readers share
 			l.c.obs.log.Warn("rlock: Unlock by an owner that does not hold the lock, while another owner of this client does",
 				"lock", l.name, "owner", field)
 			return errHeldByOther
 		}
 		return ErrNotHeld
-	case watchdog:
+	case watchdog && l.kind != readLock: // a read release leaves the remaining leases as they are
 		l.c.holds.leaseReset(l.name, field, sent, l.c.opts.WatchdogTimeout)
 	}
 	return nil
@@ -94,15 +96,12 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 	if watchdog {
 		lease = l.c.leaseMs
 	}
-	ks := []string{l.name, l.channel, latch}
-	pub := l.publishes()
-	args := append([]string{"0", lease, field, pub[0],
-		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, pub[1:]...)
+	script, ks, args := l.releaseCall(field, latch, lease)
 	var res rueidis.RedisResult
 	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
 	for {
-		res, unconfirmed = l.execRelease(ctx, ks, args, sync)
+		res, unconfirmed = l.execRelease(ctx, script, ks, args, sync)
 		if !transient(res.Error()) || !retry.Wait(ctx) {
 			break
 		}
@@ -120,26 +119,48 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 	return partial, unconfirmed
 }
 
+// Messages of the read-write lock's channel (Redisson's LockPubSub constants).
+const (
+	readReleased  = "0" // UNLOCK_MESSAGE: the last reader left, or the read lock was force-unlocked
+	writeReleased = "1" // READ_UNLOCK_MESSAGE: the writer left (readers may all enter)
+)
+
+// releaseCall returns the release script of l's kind with its KEYS and ARGV, for field,
+// unlock latch latch and lease ("0" keeps the TTL).
+func (l *Lock) releaseCall(field, latch, lease string) (lua.Script, []string, []string) {
+	latchTTL := strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)
+	switch l.kind {
+	case readLock:
+		return lua.ReadRelease, []string{l.name, l.channel, keys.ReadTimeoutPrefix(l.name, field), keys.Tagged(l.name), latch},
+			append([]string{readReleased, field, latchTTL}, l.c.publish...)
+	case writeLock:
+		return lua.WriteRelease, []string{l.name, l.channel, latch},
+			append([]string{writeReleased, lease, field, latchTTL}, l.c.publish...)
+	}
+	pub := l.publishes()
+	return lua.Release, []string{l.name, l.channel, latch}, append([]string{"0", lease, field, pub[0], latchTTL}, pub[1:]...)
+}
+
 // execRelease runs the release script once. With sync and replica sync on, WAIT follows it
 // on the same connection, and a release that no replica confirmed is run again there with
 // the same latch, which replays the first result and leaves the connection's last write the
 // release itself for the next WAIT: replicaSyncTries tries in all, the error of the last
 // one returned.
-func (l *Lock) execRelease(ctx context.Context, ks, args []string, sync bool) (rueidis.RedisResult, error) {
+func (l *Lock) execRelease(ctx context.Context, script lua.Script, ks, args []string, sync bool) (rueidis.RedisResult, error) {
 	if !sync || l.c.replicas == nil {
-		return lua.Release.Exec(ctx, l.c.rc, ks, args), nil
+		return script.Exec(ctx, l.c.rc, ks, args), nil
 	}
-	return l.execReleaseSynced(ctx, ks, args)
+	return l.execReleaseSynced(ctx, script, ks, args)
 }
 
 // execReleaseSynced is execRelease with replica sync. It copies ks and args, so that they
 // stay on the caller's stack on the path without sync.
-func (l *Lock) execReleaseSynced(ctx context.Context, ks, args []string) (res rueidis.RedisResult, unconfirmed error) {
+func (l *Lock) execReleaseSynced(ctx context.Context, script lua.Script, ks, args []string) (res rueidis.RedisResult, unconfirmed error) {
 	cks, cargs := slices.Clone(ks), slices.Clone(args)
 	l.c.replicas.with(ctx, l.name, func(c *syncedConn) rueidis.RedisResult {
 		retry := newSyncRetry()
 		for tries := 1; ; tries++ {
-			res, unconfirmed = c.exec(ctx, lua.Release, cks, cargs)
+			res, unconfirmed = c.exec(ctx, script, cks, cargs)
 			if unconfirmed == nil || res.Error() != nil || tries == replicaSyncTries || !retry.Wait(ctx) {
 				return res
 			}
@@ -156,20 +177,35 @@ func (l *Lock) execReleaseSynced(ctx context.Context, ks, args []string) (res ru
 // replica sync on, a WAIT for the master's replicas follows the delete, once: the script is
 // not sent again, since a second delete could remove a hold taken in between; when no
 // replica confirms it, ForceUnlock logs a warning and reports the master's result.
+//
+// On a half of a read-write lock it deletes the lock only while it is held in that half's
+// mode (Redisson's rule), and the holds of this client's owners end only once it did.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("ForceUnlock", err)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
-	ks, args := []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
-	if l.c.replicas == nil {
-		n, err := lua.ForceRelease.Exec(ctx, l.c.rc, ks, args).AsInt64()
-		return n == 1, l.fail("ForceUnlock", err)
+	script, ks, args := lua.ForceRelease, []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
+	switch l.kind {
+	case readLock:
+		script, args = lua.ReadWriteForceRelease, append([]string{"read", readReleased}, l.c.publish...)
+	case writeLock:
+		script, args = lua.ReadWriteForceRelease, append([]string{"write", writeReleased}, l.c.publish...)
+	default:
+		l.c.holds.endName(l.name, lost(ErrForceUnlocked))
 	}
-	res, unconfirmed := l.c.replicas.exec(ctx, lua.ForceRelease, ks, args)
+	var res rueidis.RedisResult
+	var unconfirmed error
+	if l.c.replicas == nil {
+		res = script.Exec(ctx, l.c.rc, ks, args)
+	} else {
+		res, unconfirmed = l.c.replicas.exec(ctx, script, ks, args)
+	}
 	n, err := res.AsInt64()
+	if l.readWrite() && n == 1 {
+		l.c.holds.endName(l.name, lost(ErrForceUnlocked)) // only once the lock is known deleted
+	}
 	if err == nil && n == 1 && unconfirmed != nil {
 		l.c.obs.log.Warn("rlock: no replica confirmed a force-unlock; the master deleted the lock, but a failover before the replicas catch up can bring it back until its lease ends",
 			"lock", l.name, "error", unconfirmed)
