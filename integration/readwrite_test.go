@@ -11,16 +11,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
 
 // rwChannelOf is the channel of read-write lock name, as Redisson names it.
-func rwChannelOf(name string) string { return "redisson_rwlock:{" + name + "}" }
+func rwChannelOf(name string) string { return keys.ReadWriteChannel(name) }
 
 // rwTimeoutKey is the k-th timeout key of reader field on read-write lock name.
 func rwTimeoutKey(name, field string, k int) string {
-	return "{" + name + "}:" + field + ":rwlock_timeout:" + strconv.Itoa(k)
+	return keys.ReadTimeoutPrefix(name, field) + ":" + strconv.Itoa(k)
 }
 
 // awaitRWWaiting waits until n waiters are subscribed to read-write lock name's channel.
