@@ -51,7 +51,9 @@
 // NewNonReentrantLock returns a Lock that its owner cannot take twice (Java's
 // getNonReentrantLock): a second acquisition returns ErrReentry at once. NewSpinLock
 // returns a Lock without pub/sub (Java's getSpinLock): its waiters poll with an
-// exponential backoff, and its releases publish nothing.
+// exponential backoff, and its releases publish nothing. NewReadWriteLock returns a
+// ReadWriteLock (Java's getReadWriteLock), whose ReadLock and WriteLock are Locks on one
+// hash: readers of any client share it, a writer has it alone, and a writer may also read.
 //
 // # Synchronizers
 //
