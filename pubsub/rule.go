@@ -29,7 +29,7 @@ type Rule func(message string) Wake
 // LockRule is the rule of Redisson's LockPubSub, which Java uses for RLock and the
 // read-write lock alike: "0" (a lock released) wakes one waiter, "1" (a write lock released,
 // after which every reader may enter) wakes all; any other message wakes none. goredisson's
-// RLock waiters use it; its read-write lock waiters use ReadWriteRule.
+// RLock waiters use it; its read-write lock waiters use ReadRule and WriteRule.
 func LockRule(message string) Wake {
 	switch message {
 	case "0":
@@ -61,16 +61,27 @@ func SemaphoreRule(message string) Wake {
 	return WakeN(n)
 }
 
-// ReadWriteRule is the rule of goredisson's waiters on a read-write lock's channel: "0" (the
-// last reader left: the lock is free) and "1" (the writer left: the lock is free, or held
-// for reading by the writer's owner) each wake every waiter. Either message can let every
-// waiting reader in at once; waking one, as LockRule does for "0", would leave the other
-// readers asleep until the holder's lease bound although they could share the lock. A
-// waiting writer that loses the race sleeps again. Any other message wakes none. Java
-// Redisson's waiters on the same channel keep their own rule (LockPubSub: "0" one, "1" all).
-func ReadWriteRule(message string) Wake {
+// ReadRule is the rule of goredisson's readers of a read-write lock, waiting in a class of
+// their own on the lock's channel (Subscriber.SubscribeClass): "0" (the last reader left:
+// the lock is free) and "1" (the writer left: the lock is free, or held for reading by the
+// writer's owner) each wake every reader, since all of them may then enter together; waking
+// one, as LockRule does for "0", would leave the others asleep until the holder's lease
+// bound although they could share the lock. Any other message wakes none.
+func ReadRule(message string) Wake {
 	if message == "0" || message == "1" {
 		return WakeAll
+	}
+	return WakeNone
+}
+
+// WriteRule is the rule of goredisson's writers of a read-write lock, in their own class on
+// the lock's channel: "0" and "1" each wake one writer, since only one can take the lock (a
+// writer that loses the race, to a reader or another client, sleeps again until the next
+// message). Java's waiters on the same channel keep LockPubSub's rule ("0" one, "1" all,
+// readers and writers together).
+func WriteRule(message string) Wake {
+	if message == "0" || message == "1" {
+		return WakeN(1)
 	}
 	return WakeNone
 }

@@ -114,8 +114,10 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 	switch {
 	case l.spin != nil:
 		err = l.c.spinFor(ctx, wait, l.spin.backoff, try)
-	case l.readWrite():
-		err = l.c.waitFor(ctx, wait, l.channel, pubsub.ReadWriteRule, try)
+	case l.kind == readLock:
+		err = l.c.waitForClass(ctx, wait, l.channel, "read", pubsub.ReadRule, try)
+	case l.kind == writeLock:
+		err = l.c.waitForClass(ctx, wait, l.channel, "write", pubsub.WriteRule, try)
 	default:
 		err = l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, try)
 	}
