@@ -33,13 +33,14 @@ func TestClusterInteropReadWrite(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, v string) {
 		c := newClusterEnv(t, cl, nodes, v, "AUTO", rlock.Options{}, pubsub.Classic|pubsub.Sharded, sum)
 		e := c.env(t)
-		const wakeBound = 3 * time.Second
-		awaitSubscribed := func(t *testing.T, name string) {
+		wokenBy := func(t *testing.T, name, what string, start func() []<-chan acquired, release func()) {
 			t.Helper()
-			require.True(t, waitFor(10*time.Second, func() bool {
+			tries := func() int64 { return c.failedTries(t, name) }
+			subscribed := func() bool {
 				s, cls, _ := subCounts(t, c.nodes, rwChannelOf(name))
 				return s+cls >= 1
-			}), "no waiter subscribed to %s", rwChannelOf(name))
+			}
+			wokenAfter(t, tries, subscribed, what, start, release)
 		}
 		short := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: time.Second})
 		for _, name := range c.names(t, "rw") {
@@ -49,25 +50,16 @@ func TestClusterInteropReadWrite(t *testing.T) {
 
 				e.peer.Must(t, e.ctx, "J", "write.lock", name)
 				g1, g2 := rlock.NewOwner(e.ctx), rlock.NewOwner(e.ctx)
-				a1, a2 := goAsync(func() error { return r.Lock(g1) }), goAsync(func() error { return r.Lock(g2) })
-				awaitSubscribed(t, name)
-				released := time.Now()
-				e.peer.Must(t, e.ctx, "J", "write.unlock", name)
-				for _, ch := range []<-chan acquired{a1, a2} {
-					a := await(t, ch, 10*time.Second, "go reader")
-					assert.Less(t, a.at.Sub(released), wakeBound, "Go reader woken by Java's write release")
-				}
+				wokenBy(t, name, "Go reader woken by Java's write release",
+					waiting(goWaiter(func() error { return r.Lock(g1) }), goWaiter(func() error { return r.Lock(g2) })),
+					func() { e.peer.Must(t, e.ctx, "J", "write.unlock", name) })
 				require.NoError(t, r.Unlock(g1))
 				require.NoError(t, r.Unlock(g2))
 				sum.add("%s %s: Java write release → Go readers", v, name)
 
 				require.NoError(t, w.Lock(g1))
-				jr := e.javaAsync("J", "read.lock", name)
-				awaitSubscribed(t, name)
-				released = time.Now()
-				require.NoError(t, w.Unlock(g1))
-				a := await(t, jr, 10*time.Second, "java reader")
-				assert.Less(t, a.at.Sub(released), wakeBound, "Java reader woken by Go's write release")
+				wokenBy(t, name, "Java reader woken by Go's write release", waiting(e.javaWaiter("J", "read.lock", name)),
+					func() { require.NoError(t, w.Unlock(g1)) })
 				e.peer.Must(t, e.ctx, "J", "read.unlock", name)
 
 				sr := short.NewReadWriteLock(name).ReadLock()

@@ -24,13 +24,49 @@ func rwTimeoutKey(name, field string, k int) string {
 	return keys.ReadTimeoutPrefix(name, field) + ":" + strconv.Itoa(k)
 }
 
-// awaitRWWaiting waits until n waiters are subscribed to read-write lock name's channel.
-func (e *env) awaitRWWaiting(t *testing.T, name string, n int64) {
+// rwWakeBound bounds a wake-up by a release message; without the message a waiter sleeps
+// out the holder's 30 s watchdog lease.
+const rwWakeBound = 3 * time.Second
+
+// wokenBy is wokenAfter on read-write lock name on the env's server.
+func (e *env) wokenBy(t *testing.T, name, what string, start func() []<-chan acquired, release func()) {
 	t.Helper()
-	ok := redistest.Poll(10*time.Second, time.Millisecond, func() bool {
-		return redistest.NumSub(t, e.rc, rwChannelOf(name)) >= n
+	subscribed := func() bool { return redistest.NumSub(t, e.rc, rwChannelOf(name)) >= 1 }
+	wokenAfter(t, e.mustFailedTries, subscribed, what, start, release)
+}
+
+// wokenAfter starts the waiters, waits until all are asleep — subscribed (subscribed reports
+// it) and past the acquire attempt each makes after subscribing (tries counts the failed
+// attempts, two per waiter: see env.failedTries) — then runs release, and asserts that each
+// waiter acquired within rwWakeBound of it. The second attempt matters for Java: a "1" that
+// arrives while a Redisson waiter is between its attempt and its sleep wakes nobody
+// (LockPubSub releases only the threads queued at that moment), and the waiter then sleeps
+// out the lease.
+func wokenAfter(t *testing.T, tries func() int64, subscribed func() bool, what string, start func() []<-chan acquired, release func()) {
+	t.Helper()
+	base := tries()
+	waiters := start()
+	asleep := redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		return subscribed() && tries() >= base+2*int64(len(waiters))
 	})
-	require.True(t, ok, "%d waiters not subscribed to %s after 10s", n, rwChannelOf(name))
+	require.True(t, asleep, "%s: the waiters are not asleep after 10 s", what)
+	released := time.Now()
+	release()
+	for i, ch := range waiters {
+		a := await(t, ch, 10*time.Second, what)
+		assert.Less(t, a.at.Sub(released), rwWakeBound, "%s %d: woken %v after the release", what, i, a.at.Sub(released))
+	}
+}
+
+// waiting returns start functions for wokenBy.
+func waiting(chs ...func() <-chan acquired) func() []<-chan acquired {
+	return func() []<-chan acquired {
+		out := make([]<-chan acquired, len(chs))
+		for i, ch := range chs {
+			out[i] = ch()
+		}
+		return out
+	}
 }
 
 // javaAsync runs a peer command in the background and delivers when it returned true.
@@ -45,6 +81,16 @@ func (e *env) javaAsync(owner, cmd, name string) <-chan acquired {
 		ch <- a
 	}()
 	return ch
+}
+
+// javaWaiter is javaAsync, deferred for waiting.
+func (e *env) javaWaiter(owner, cmd, name string) func() <-chan acquired {
+	return func() <-chan acquired { return e.javaAsync(owner, cmd, name) }
+}
+
+// goWaiter is goAsync, deferred for waiting.
+func goWaiter(acquire func() error) func() <-chan acquired {
+	return func() <-chan acquired { return goAsync(acquire) }
 }
 
 // goAsync runs a Go acquire in the background.
@@ -72,7 +118,6 @@ func TestInteropReadWrite(t *testing.T) {
 			l := e.goc.NewReadWriteLock(name)
 			return l.ReadLock(), l.WriteLock()
 		}
-		const wakeBound = 3 * time.Second // vs the 30 s lease a lost wake-up would wait out
 
 		t.Run("layout and shared reads", func(t *testing.T) {
 			e := e.in(t)
@@ -115,21 +160,16 @@ func TestInteropReadWrite(t *testing.T) {
 			const name = "interopRW:java-writer"
 			r, _ := rw(name)
 			e.peer.Must(t, e.ctx, "J", "write.lock", name)
-			var waiters []<-chan acquired
+			var waiters []func() <-chan acquired
 			var owners []context.Context
 			for range 3 {
 				g := rlock.NewOwner(e.ctx)
 				assert.ErrorIs(t, r.TryLock(g, 0, 0), rlock.ErrLocked, "a Java writer excludes Go readers")
 				owners = append(owners, g)
-				waiters = append(waiters, goAsync(func() error { return r.Lock(g) }))
+				waiters = append(waiters, func() <-chan acquired { return goAsync(func() error { return r.Lock(g) }) })
 			}
-			e.awaitRWWaiting(t, name, 1)
-			released := time.Now()
-			e.peer.Must(t, e.ctx, "J", "write.unlock", name)
-			for i, ch := range waiters {
-				a := await(t, ch, 10*time.Second, "go reader")
-				assert.Less(t, a.at.Sub(released), wakeBound, "Go reader %d woken by Java's write release", i)
-			}
+			e.wokenBy(t, name, "Go reader woken by Java's write release", waiting(waiters...),
+				func() { e.peer.Must(t, e.ctx, "J", "write.unlock", name) })
 			assert.Len(t, e.hgetall(name), 4, "the three Go readers share it")
 			for _, g := range owners {
 				require.NoError(t, r.Unlock(g))
@@ -143,14 +183,9 @@ func TestInteropReadWrite(t *testing.T) {
 			g := rlock.NewOwner(e.ctx)
 			require.NoError(t, w.Lock(g))
 			assert.Equal(t, "false", e.peer.Must(t, e.ctx, "J1", "read.trylock", name), "a Go writer excludes Java readers")
-			j1, j2 := e.javaAsync("J1", "read.lock", name), e.javaAsync("J2", "read.lock", name)
-			e.awaitRWWaiting(t, name, 1)
-			released := time.Now()
-			require.NoError(t, w.Unlock(g))
-			for i, ch := range []<-chan acquired{j1, j2} {
-				a := await(t, ch, 10*time.Second, "java reader")
-				assert.Less(t, a.at.Sub(released), wakeBound, "Java reader %d woken by Go's write release", i)
-			}
+			e.wokenBy(t, name, "Java reader woken by Go's write release",
+				waiting(e.javaWaiter("J1", "read.lock", name), e.javaWaiter("J2", "read.lock", name)),
+				func() { require.NoError(t, w.Unlock(g)) })
 			e.peer.Must(t, e.ctx, "J1", "read.unlock", name)
 			e.peer.Must(t, e.ctx, "J2", "read.unlock", name)
 			assert.Empty(t, e.hgetall(name))
@@ -164,22 +199,14 @@ func TestInteropReadWrite(t *testing.T) {
 
 			// Go readers, a Java writer.
 			require.NoError(t, r.Lock(g))
-			jw := e.javaAsync("JW", "write.lock", name)
-			e.awaitRWWaiting(t, name, 1)
-			released := time.Now()
-			require.NoError(t, r.Unlock(g))
-			a := await(t, jw, 10*time.Second, "java writer")
-			assert.Less(t, a.at.Sub(released), wakeBound, "Java's writer woken by Go's last read release")
+			e.wokenBy(t, name, "Java's writer woken by Go's last read release", waiting(e.javaWaiter("JW", "write.lock", name)),
+				func() { require.NoError(t, r.Unlock(g)) })
 			e.peer.Must(t, e.ctx, "JW", "write.unlock", name)
 
 			// Java readers, a Go writer.
 			e.peer.Must(t, e.ctx, "J", "read.lock", name)
-			gw := goAsync(func() error { return w.Lock(g) })
-			e.awaitRWWaiting(t, name, 1)
-			released = time.Now()
-			e.peer.Must(t, e.ctx, "J", "read.unlock", name)
-			a = await(t, gw, 10*time.Second, "go writer")
-			assert.Less(t, a.at.Sub(released), wakeBound, "Go's writer woken by Java's last read release")
+			e.wokenBy(t, name, "Go's writer woken by Java's last read release", waiting(goWaiter(func() error { return w.Lock(g) })),
+				func() { e.peer.Must(t, e.ctx, "J", "read.unlock", name) })
 			require.NoError(t, w.Unlock(g))
 		})
 
@@ -190,12 +217,8 @@ func TestInteropReadWrite(t *testing.T) {
 			g := rlock.NewOwner(e.ctx)
 			require.NoError(t, w.Lock(g))
 			require.NoError(t, r.Lock(g))
-			jr := e.javaAsync("J", "read.lock", name)
-			e.awaitRWWaiting(t, name, 1)
-			released := time.Now()
-			require.NoError(t, w.Unlock(g))
-			a := await(t, jr, 10*time.Second, "java reader")
-			assert.Less(t, a.at.Sub(released), wakeBound, "Go's downgrade wakes Java's reader")
+			e.wokenBy(t, name, "Java's reader woken by Go's downgrade", waiting(e.javaWaiter("J", "read.lock", name)),
+				func() { require.NoError(t, w.Unlock(g)) })
 			e.peer.Must(t, e.ctx, "J", "read.unlock", name)
 			require.NoError(t, r.Unlock(g))
 			assert.Empty(t, e.hgetall(name))
