@@ -514,3 +514,78 @@ func TestReadWriteDo(t *testing.T) {
 	assert.Equal(t, 3, ran)
 	assert.False(t, redistest.Exists(t, f.rc, f.name))
 }
+
+// Both halves go through replica sync: a read acquisition, with its timeout key, and a
+// write acquisition are on the replica when Lock returns, and so is a read renewal; with
+// the replica paused, a read re-entry that no replica confirmed is given back (its timeout
+// key with it) and the earlier read stays, with its safe-until.
+func TestReplicaSyncReadWrite(t *testing.T) {
+	p := startReplicated(t)
+	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond,
+		WatchdogTimeout: 900 * time.Millisecond})
+	ctx := NewOwner(redistest.Context(t, 30*time.Second))
+	name := redistest.Name(t)
+	rw := c.NewReadWriteLock(name)
+	field := c.field(mustOwner(t, ctx))
+	key := func(k int) string { return "{" + name + "}:" + field + ":rwlock_timeout:" + strconv.Itoa(k) }
+
+	require.NoError(t, rw.ReadLock().Lock(ctx))
+	assert.Equal(t, redistest.HGetAll(t, p.m, name), redistest.HGetAll(t, p.r, name), "on the replica when Lock returns")
+	assert.True(t, redistest.Exists(t, p.r, key(1)), "with its timeout key")
+	waits := newCounter(t, p.m, "wait")
+	renewed := c.wheel.Stats().Renewed
+	require.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, func() bool { return c.wheel.Stats().Renewed >= renewed+2 }))
+	assert.Positive(t, waits.delta(), "read renewals wait for the replica")
+	assert.Zero(t, c.wheel.Stats().Failed)
+
+	held := mustHeld(t, rw.ReadLock(), ctx)
+	before := holdSafeUntil(c, name, field)
+	resume := p.pauseReplica(t)
+	require.ErrorIs(t, rw.ReadLock().LockFor(ctx, 20*time.Second), ErrNotReplicated)
+	assert.Equal(t, map[string]string{"mode": "read", field: "1"}, redistest.HGetAll(t, p.m, name), "the first read stays")
+	assert.False(t, redistest.Exists(t, p.m, key(2)), "the given-back read's timeout key is gone")
+	assert.False(t, holdSafeUntil(c, name, field).Before(before.Add(-time.Second)), "safe-until not moved by the give-back")
+	assert.NoError(t, held.Err())
+	resume()
+	require.NoError(t, rw.ReadLock().Unlock(ctx))
+	assert.ErrorIs(t, context.Cause(held), ErrReleased)
+
+	require.NoError(t, rw.WriteLock().Lock(ctx))
+	assert.Equal(t, map[string]string{"mode": "write", field + ":write": "1"}, redistest.HGetAll(t, p.r, name), "on the replica")
+	require.NoError(t, rw.WriteLock().Unlock(ctx))
+	assert.Equal(t, 0, c.holds.count())
+}
+
+// Acquisitions of either half cancelled while in flight leave nothing held, renewed, or
+// behind in Redis: no hold, no field, no timeout key (RL-03 for the read-write lock).
+func TestReadWriteCancelledAcquireLeavesNothing(t *testing.T) {
+	f := newRWFixture(t, Options{WatchdogTimeout: 500 * time.Millisecond})
+	other := NewOwner(f.base)
+	require.NoError(t, f.r.Lock(other)) // a reader that stays, so that given-back reads are partial releases
+	cancelled := 0
+	for i := range 600 {
+		l := f.r
+		if i%3 == 0 {
+			l = f.w // fails or waits: the reader holds
+		}
+		ctx, cancel := context.WithCancel(NewOwner(context.Background()))
+		go func() {
+			time.Sleep(time.Duration(i%150) * time.Microsecond)
+			cancel()
+		}()
+		if err := l.Lock(ctx); err == nil {
+			require.NoError(t, l.Unlock(ctx))
+		} else {
+			require.ErrorIs(t, err, context.Canceled)
+			cancelled++
+		}
+		cancel()
+	}
+	t.Logf("%d of 600 acquisitions cancelled", cancelled)
+	require.NoError(t, f.r.Unlock(other))
+	require.True(t, redistest.Poll(5*time.Second, 10*time.Millisecond, func() bool {
+		keys, err := f.rc.Do(f.base, f.rc.B().Keys().Pattern("{"+f.name+"}*").Build()).AsStrSlice()
+		require.NoError(t, err)
+		return f.c.holds.count() == 0 && !redistest.Exists(t, f.rc, f.name) && len(keys) == 0
+	}), "a hold, the lock or a timeout key was left behind")
+}
