@@ -64,7 +64,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 		l.c.holds.end(l.name, field, ErrReleased)
 	case r == notHeld:
 		l.c.holds.end(l.name, field, lost(ErrRemoved))
-		if l.kind != readLock && l.c.holds.heldByOther(l.name, field) { // readers share
+		if !l.readWrite() && l.c.holds.heldByOther(l.name, field) { // a read-write lock's other fields are no misuse
 			l.c.obs.log.Warn("rlock: Unlock by an owner that does not hold the lock, while another owner of this client does",
 				"lock", l.name, "owner", field)
 			return errHeldByOther
