@@ -55,9 +55,10 @@ func (rw *ReadWriteLock) Name() string { return rw.read.name }
 // these differences: an acquisition succeeds while no other owner holds the write lock;
 // Unlock publishes "0" on "redisson_rwlock:{name}" only when it frees the lock (the last
 // reader leaving); ForceUnlock deletes the lock only while it is held for reading and
-// publishes "0"; IsLocked reports whether any owner reads. A partial Unlock leaves the
-// owner's other acquisitions with their own leases. HoldCount and IsHeld count the owner's
-// reads only.
+// publishes "0"; IsLocked reports whether any owner reads. Each acquisition keeps its own
+// lease: a partial Unlock leaves the others as they are, and with explicit leases Held's
+// safe-until is the earliest of them (a re-entry never moves it later). HoldCount and
+// IsHeld count the owner's reads only.
 func (rw *ReadWriteLock) ReadLock() *Lock { return rw.read }
 
 // WriteLock returns the write half, as Java's writeLock(). Its methods are the Lock's, with
