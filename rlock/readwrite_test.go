@@ -523,8 +523,10 @@ func TestReadWriteDo(t *testing.T) {
 // key with it) and the earlier read stays, with its safe-until.
 func TestReplicaSyncReadWrite(t *testing.T) {
 	p := startReplicated(t)
+	// A lease long enough for the paused replica's three tries (about 0.7 s) not to end the
+	// first read, whose renewals fail while the replica is paused.
 	c, _ := newClient(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond,
-		WatchdogTimeout: 900 * time.Millisecond})
+		WatchdogTimeout: 3 * time.Second})
 	ctx := NewOwner(redistest.Context(t, 30*time.Second))
 	name := redistest.Name(t)
 	rw := c.NewReadWriteLock(name)
