@@ -33,14 +33,14 @@ func TestClusterInteropReadWrite(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, v string) {
 		c := newClusterEnv(t, cl, nodes, v, "AUTO", rlock.Options{}, pubsub.Classic|pubsub.Sharded, sum)
 		e := c.env(t)
-		wokenBy := func(t *testing.T, name, what string, start func() []<-chan acquired, release func()) {
+		wokenBy := func(t *testing.T, name, what string, start func() []<-chan acquired, release func(), javaOwners ...string) {
 			t.Helper()
 			tries := func() int64 { return c.failedTries(t, name) }
 			subscribed := func() bool {
 				s, cls, _ := subCounts(t, c.nodes, rwChannelOf(name))
 				return s+cls >= 1
 			}
-			wokenAfter(t, tries, subscribed, what, start, release)
+			wokenAfter(t, tries, subscribed, javaParked(t, c.peer, javaOwners...), what, start, release)
 		}
 		short := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: time.Second})
 		for _, name := range c.names(t, "rw") {
@@ -59,7 +59,7 @@ func TestClusterInteropReadWrite(t *testing.T) {
 
 				require.NoError(t, w.Lock(g1))
 				wokenBy(t, name, "Java reader woken by Go's write release", waiting(e.javaWaiter("J", "read.lock", name)),
-					func() { require.NoError(t, w.Unlock(g1)) })
+					func() { require.NoError(t, w.Unlock(g1)) }, "J")
 				e.peer.Must(t, e.ctx, "J", "read.unlock", name)
 
 				sr := short.NewReadWriteLock(name).ReadLock()

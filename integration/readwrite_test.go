@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/integration/javapeer"
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
@@ -28,28 +31,54 @@ func rwTimeoutKey(name, field string, k int) string {
 // out the holder's 30 s watchdog lease.
 const rwWakeBound = 3 * time.Second
 
-// wokenBy is wokenAfter on read-write lock name on the env's server.
-func (e *env) wokenBy(t *testing.T, name, what string, start func() []<-chan acquired, release func()) {
+// wokenBy is wokenAfter on read-write lock name on the env's server; javaOwners are the
+// peer's owners among the waiters.
+func (e *env) wokenBy(t *testing.T, name, what string, start func() []<-chan acquired, release func(), javaOwners ...string) {
 	t.Helper()
 	subscribed := func() bool { return redistest.NumSub(t, e.rc, rwChannelOf(name)) >= 1 }
-	wokenAfter(t, e.mustFailedTries, subscribed, what, start, release)
+	wokenAfter(t, e.mustFailedTries, subscribed, javaParked(t, e.peer, javaOwners...), what, start, release)
+}
+
+// javaParked returns a check that each of the peer's owners is asleep in Redisson's wait
+// for a lock: its thread (the peer names it "owner-<owner>") parked in the Semaphore of its
+// lock entry, as a thread dump (jstack) shows it.
+func javaParked(t *testing.T, peer *javapeer.Peer, owners ...string) func() bool {
+	return func() bool {
+		if len(owners) == 0 {
+			return true
+		}
+		out, err := exec.Command("jstack", strconv.Itoa(peer.Pid())).Output()
+		require.NoError(t, err, "jstack")
+		for _, owner := range owners {
+			parked := false
+			for _, block := range strings.Split(string(out), "\n\n") {
+				if strings.HasPrefix(block, `"owner-`+owner+`"`) {
+					parked = strings.Contains(block, "WAITING (parking)") && strings.Contains(block, "java.util.concurrent.Semaphore")
+				}
+			}
+			if !parked {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // wokenAfter starts the waiters, waits until all are asleep — subscribed (subscribed reports
-// it) and past the acquire attempt each makes after subscribing (tries counts the failed
-// attempts, two per waiter: see env.failedTries) — then runs release, and asserts that each
-// waiter acquired within rwWakeBound of it. The second attempt matters for Java: a "1" that
-// arrives while a Redisson waiter is between its attempt and its sleep wakes nobody
-// (LockPubSub releases only the threads queued at that moment), and the waiter then sleeps
-// out the lease.
-func wokenAfter(t *testing.T, tries func() int64, subscribed func() bool, what string, start func() []<-chan acquired, release func()) {
+// it), past the acquire attempt each makes after subscribing (tries counts the failed
+// attempts, two per waiter: see env.failedTries), and, for Java's, parked (parked reports
+// it) — then runs release, and asserts that each waiter acquired within rwWakeBound of it.
+// The parking matters for Java: a "1" that arrives while a Redisson waiter is between its
+// attempt and its sleep wakes nobody (LockPubSub releases only the threads parked at that
+// moment), and the waiter then sleeps out the holder's TTL. Go's waiters keep such a wake-up.
+func wokenAfter(t *testing.T, tries func() int64, subscribed, parked func() bool, what string, start func() []<-chan acquired, release func()) {
 	t.Helper()
 	base := tries()
 	waiters := start()
-	asleep := redistest.Poll(10*time.Second, time.Millisecond, func() bool {
-		return subscribed() && tries() >= base+2*int64(len(waiters))
+	asleep := redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+		return subscribed() && tries() >= base+2*int64(len(waiters)) && parked()
 	})
-	require.True(t, asleep, "%s: the waiters are not asleep after 10 s", what)
+	require.True(t, asleep, "%s: the waiters are not asleep after 20 s", what)
 	released := time.Now()
 	release()
 	for i, ch := range waiters {
@@ -185,7 +214,7 @@ func TestInteropReadWrite(t *testing.T) {
 			assert.Equal(t, "false", e.peer.Must(t, e.ctx, "J1", "read.trylock", name), "a Go writer excludes Java readers")
 			e.wokenBy(t, name, "Java reader woken by Go's write release",
 				waiting(e.javaWaiter("J1", "read.lock", name), e.javaWaiter("J2", "read.lock", name)),
-				func() { require.NoError(t, w.Unlock(g)) })
+				func() { require.NoError(t, w.Unlock(g)) }, "J1", "J2")
 			e.peer.Must(t, e.ctx, "J1", "read.unlock", name)
 			e.peer.Must(t, e.ctx, "J2", "read.unlock", name)
 			assert.Empty(t, e.hgetall(name))
@@ -200,7 +229,7 @@ func TestInteropReadWrite(t *testing.T) {
 			// Go readers, a Java writer.
 			require.NoError(t, r.Lock(g))
 			e.wokenBy(t, name, "Java's writer woken by Go's last read release", waiting(e.javaWaiter("JW", "write.lock", name)),
-				func() { require.NoError(t, r.Unlock(g)) })
+				func() { require.NoError(t, r.Unlock(g)) }, "JW")
 			e.peer.Must(t, e.ctx, "JW", "write.unlock", name)
 
 			// Java readers, a Go writer.
@@ -218,7 +247,7 @@ func TestInteropReadWrite(t *testing.T) {
 			require.NoError(t, w.Lock(g))
 			require.NoError(t, r.Lock(g))
 			e.wokenBy(t, name, "Java's reader woken by Go's downgrade", waiting(e.javaWaiter("J", "read.lock", name)),
-				func() { require.NoError(t, w.Unlock(g)) })
+				func() { require.NoError(t, w.Unlock(g)) }, "J")
 			e.peer.Must(t, e.ctx, "J", "read.unlock", name)
 			require.NoError(t, r.Unlock(g))
 			assert.Empty(t, e.hgetall(name))
