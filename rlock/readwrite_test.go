@@ -67,7 +67,7 @@ func within(t *testing.T, at <-chan time.Time, from time.Time, what string) time
 
 // The hash, fields, timeout keys and TTLs that Go's read and write holds write are
 // Redisson's.
-func TestReadWriteLayout(t *testing.T) {
+func TestReadWriteLayout(t *testing.T) { // RW-20, RW-24
 	f := newRWFixture(t, Options{})
 	a, b := f.owners()
 	fa, fb := f.c.field(mustOwner(t, a)), f.c.field(mustOwner(t, b))
@@ -118,7 +118,7 @@ func TestReadWriteLayout(t *testing.T) {
 
 // Readers of two clients hold the lock together: eight readers all inside at once, which
 // would never happen if reads excluded each other.
-func TestReadersShare(t *testing.T) {
+func TestReadersShare(t *testing.T) { // RW-11, RW-17
 	f := newRWFixture(t, Options{})
 	other := f.otherRW(t, Options{})
 	const readers = 8
@@ -157,7 +157,7 @@ func TestReadersShare(t *testing.T) {
 
 // Readers and writers of three clients, with the overlap detector: readers overlap with
 // each other, never with a writer; writers overlap with nobody.
-func TestReadWriteExclusion(t *testing.T) {
+func TestReadWriteExclusion(t *testing.T) { // RW-28, RW-29
 	f := newRWFixture(t, Options{})
 	locks := []*ReadWriteLock{f.rw, f.otherRW(t, Options{}), f.otherRW(t, Options{})}
 	var ov redistest.RWOverlap
@@ -193,7 +193,7 @@ func TestReadWriteExclusion(t *testing.T) {
 
 // A writer's release wakes every waiting reader at once, and the last reader's release wakes
 // a waiting writer: both well under the 30 s watchdog lease they would otherwise wait out.
-func TestReadWriteWakeUps(t *testing.T) {
+func TestReadWriteWakeUps(t *testing.T) { // RW-07, RW-11
 	f := newRWFixture(t, Options{})
 	other := f.otherRW(t, Options{})
 	writer := NewOwner(f.base)
@@ -242,7 +242,7 @@ func rwChannel(name string) string { return "redisson_rwlock:{" + name + "}" }
 // Redisson's rules between the halves: the writer may also read, and releasing the write
 // then leaves the lock held for reading (a downgrade), which wakes other readers; a reader
 // cannot take the write lock, not even alone.
-func TestReadWriteDowngradeNoUpgrade(t *testing.T) {
+func TestReadWriteDowngradeNoUpgrade(t *testing.T) { // RW-02, RW-10, RW-12
 	f := newRWFixture(t, Options{})
 	other := f.otherRW(t, Options{})
 	a, b := f.owners()
@@ -271,7 +271,7 @@ func TestReadWriteDowngradeNoUpgrade(t *testing.T) {
 
 // Each half is reentrant per owner, with its own count, and Unlock releases one
 // acquisition; a reader's partial release keeps its Held context, the last one ends it.
-func TestReadWriteReentrancy(t *testing.T) {
+func TestReadWriteReentrancy(t *testing.T) { // RW-27
 	f := newRWFixture(t, Options{})
 	a, b := f.owners()
 	for range 3 {
@@ -302,7 +302,7 @@ func TestReadWriteReentrancy(t *testing.T) {
 }
 
 // Explicit leases: each half's hold ends with its lease, and Held says so first.
-func TestReadWriteLeases(t *testing.T) {
+func TestReadWriteLeases(t *testing.T) { // RW-17, RW-18
 	f := newRWFixture(t, Options{})
 	other := f.otherRW(t, Options{})
 	for _, half := range []struct {
@@ -345,7 +345,7 @@ func TestReadReentryLeaseSafeUntil(t *testing.T) {
 // The watchdog renews both halves, a read hold with its timeout keys: another client's
 // reader that releases long after the first leases would have run out finds the watchdog
 // reader's keys alive and leaves the lock held, and so does a writer's hold.
-func TestReadWriteWatchdog(t *testing.T) {
+func TestReadWriteWatchdog(t *testing.T) { // RW-03
 	const lease = 600 * time.Millisecond
 	f := newRWFixture(t, Options{WatchdogTimeout: lease})
 	other := f.otherRW(t, Options{})
@@ -381,7 +381,7 @@ func TestReadWriteWatchdog(t *testing.T) {
 // Lost holds are signalled: a read lock force-unlocked by another client ends the reader's
 // Held at its next renewal (ErrRemoved); ForceUnlock of the other half changes nothing; this
 // client's own ForceUnlock ends its holds with ErrForceUnlocked.
-func TestReadWriteLostHolds(t *testing.T) {
+func TestReadWriteLostHolds(t *testing.T) { // RW-15
 	f := newRWFixture(t, Options{WatchdogTimeout: 900 * time.Millisecond})
 	other := f.otherRW(t, Options{})
 	a, b := f.owners()
@@ -478,7 +478,7 @@ func TestWriterWaitsOutOverlappingReaders(t *testing.T) {
 }
 
 // Bad input and misuse get the errors every Lock gives, naming the call and the lock.
-func TestReadWriteMisuse(t *testing.T) {
+func TestReadWriteMisuse(t *testing.T) { // RW-25
 	f := newRWFixture(t, Options{})
 	a, b := f.owners()
 	err := f.r.Unlock(a)
@@ -521,7 +521,7 @@ func TestReadWriteDo(t *testing.T) {
 // write acquisition are on the replica when Lock returns, and so is a read renewal; with
 // the replica paused, a read re-entry that no replica confirmed is given back (its timeout
 // key with it) and the earlier read stays, with its safe-until.
-func TestReplicaSyncReadWrite(t *testing.T) {
+func TestReplicaSyncReadWrite(t *testing.T) { // RW-06 (replicated)
 	p := startReplicated(t)
 	// A lease long enough for the paused replica's three tries (about 0.7 s) not to end the
 	// first read, whose renewals fail while the replica is paused.
@@ -562,7 +562,7 @@ func TestReplicaSyncReadWrite(t *testing.T) {
 
 // Acquisitions of either half cancelled while in flight leave nothing held, renewed, or
 // behind in Redis: no hold, no field, no timeout key (RL-03 for the read-write lock).
-func TestReadWriteCancelledAcquireLeavesNothing(t *testing.T) {
+func TestReadWriteCancelledAcquireLeavesNothing(t *testing.T) { // RL-03
 	f := newRWFixture(t, Options{WatchdogTimeout: 500 * time.Millisecond})
 	other := NewOwner(f.base)
 	require.NoError(t, f.r.Lock(other)) // a reader that stays, so that given-back reads are partial releases
@@ -592,4 +592,73 @@ func TestReadWriteCancelledAcquireLeavesNothing(t *testing.T) {
 		require.NoError(t, err)
 		return f.c.holds.count() == 0 && !redistest.Exists(t, f.rc, f.name) && len(keys) == 0
 	}), "a hold, the lock or a timeout key was left behind")
+}
+
+// RW-01, RW-08: a reader with a short lease, leaving, does not cut another reader's longer
+// lease: a writer gets in only once the longer lease has run out.
+func TestShortReaderKeepsLongerReadersLease(t *testing.T) {
+	f := newRWFixture(t, Options{})
+	other := f.otherRW(t, Options{})
+	a, b := f.owners()
+	require.NoError(t, f.r.LockFor(a, 2*time.Second))
+	longEnds := time.Now().Add(2 * time.Second)
+	require.NoError(t, other.ReadLock().LockFor(b, 300*time.Millisecond))
+	require.NoError(t, other.ReadLock().Unlock(b))
+	assert.Greater(t, redistest.PTTL(t, f.rc, f.name), int64(1000), "the lock keeps the longer reader's TTL")
+	w := NewOwner(f.base)
+	require.NoError(t, other.WriteLock().TryLock(w, 10*time.Second, 0))
+	assert.False(t, time.Now().Before(longEnds.Add(-100*time.Millisecond)), "the writer got in before the long read's lease ran out")
+	require.NoError(t, other.WriteLock().Unlock(w))
+}
+
+// RW-05: a write re-entry with a shorter lease does not shorten the lock: Redisson adds the
+// re-entry's lease to the TTL.
+func TestWriteReentryShorterLeaseKeepsTTL(t *testing.T) {
+	f := newRWFixture(t, Options{})
+	a := NewOwner(f.base)
+	require.NoError(t, f.w.LockFor(a, 2*time.Second))
+	require.NoError(t, f.w.TryLock(a, 0, 200*time.Millisecond))
+	assert.Greater(t, redistest.PTTL(t, f.rc, f.name), int64(2000), "PTTL + the re-entry's lease")
+	assert.ErrorIs(t, f.otherRW(t, Options{}).WriteLock().TryLock(NewOwner(f.base), 500*time.Millisecond, 0), ErrLocked)
+	require.NoError(t, f.w.Unlock(a))
+	require.NoError(t, f.w.Unlock(a))
+}
+
+// RW-16: after a downgrade the read hold keeps being renewed by the watchdog, for several
+// leases.
+func TestDowngradeKeepsReadRenewed(t *testing.T) {
+	const lease = 600 * time.Millisecond
+	f := newRWFixture(t, Options{WatchdogTimeout: lease})
+	a := NewOwner(f.base)
+	require.NoError(t, f.w.Lock(a))
+	require.NoError(t, f.r.Lock(a))
+	require.NoError(t, f.w.Unlock(a))
+	held := mustHeld(t, f.r, a)
+	renewed := f.c.wheel.Stats().Renewed
+	require.True(t, redistest.Poll(20*time.Second, 10*time.Millisecond, func() bool { return f.c.wheel.Stats().Renewed >= renewed+6 }),
+		"six renewals, over two leases")
+	assert.Equal(t, "read", redistest.HGetAll(t, f.rc, f.name)["mode"])
+	assert.Positive(t, redistest.PTTL(t, f.rc, f.timeoutKey(t, a, 1)))
+	assert.NoError(t, held.Err())
+	require.NoError(t, f.r.Unlock(a))
+}
+
+// RW-31: a client that closed without releasing its read leaves a field whose timeout key
+// nobody renews (each client renews only its own readers' keys): once that key expires, the
+// last live reader's release frees the lock and a writer gets in.
+func TestDeadReaderDoesNotBlockWriterForever(t *testing.T) {
+	const lease = 600 * time.Millisecond
+	f := newRWFixture(t, Options{WatchdogTimeout: lease})
+	dead := f.otherRW(t, Options{WatchdogTimeout: lease})
+	a, b := f.owners()
+	require.NoError(t, dead.ReadLock().Lock(a))
+	dead.ReadLock().c.Close() // shut down without unlocking
+	require.NoError(t, f.r.Lock(b))
+	renewed := f.c.wheel.Stats().Renewed
+	require.True(t, redistest.Poll(20*time.Second, 10*time.Millisecond, func() bool { return f.c.wheel.Stats().Renewed >= renewed+6 }),
+		"b's read renewed over two leases")
+	assert.Len(t, redistest.HGetAll(t, f.rc, f.name), 3, "the dead reader's field is still there")
+	require.NoError(t, f.r.Unlock(b))
+	require.NoError(t, f.w.TryLock(b, 2*time.Second, 0), "the dead reader's expired timeout key does not hold the lock")
+	require.NoError(t, f.w.Unlock(b))
 }
