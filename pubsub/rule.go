@@ -26,9 +26,11 @@ func WakeN(n int) Wake { return Wake{n: max(n, 0)} }
 // fast and must not block.
 type Rule func(message string) Wake
 
-// LockRule is the rule of Redisson's LockPubSub, shared by RLock, the read-write lock and the
-// fair lock's per-waiter channels: "0" (a lock released) wakes one waiter, "1" (a write lock
-// released, after which every reader may enter) wakes all; any other message wakes none.
+// LockRule is the rule of Redisson's LockPubSub, which Java uses for RLock and the
+// read-write lock alike: "0" (a lock released) wakes one waiter, "1" (a write lock released,
+// after which every reader may enter) wakes all; any other message wakes none. goredisson's
+// RLock waiters and the fair lock's per-waiter channels use it; its read-write lock waiters
+// use ReadRule and WriteRule.
 func LockRule(message string) Wake {
 	switch message {
 	case "0":
@@ -58,4 +60,29 @@ func SemaphoreRule(message string) Wake {
 		return WakeNone
 	}
 	return WakeN(n)
+}
+
+// ReadRule is the rule of goredisson's readers of a read-write lock, waiting in a class of
+// their own on the lock's channel (Subscriber.SubscribeClass): "0" (the last reader left:
+// the lock is free) and "1" (the writer left: the lock is free, or held for reading by the
+// writer's owner) each wake every reader, since all of them may then enter together; waking
+// one, as LockRule does for "0", would leave the others asleep until the holder's lease
+// bound although they could share the lock. Any other message wakes none.
+func ReadRule(message string) Wake {
+	if message == "0" || message == "1" {
+		return WakeAll
+	}
+	return WakeNone
+}
+
+// WriteRule is the rule of goredisson's writers of a read-write lock, in their own class on
+// the lock's channel: "0" and "1" each wake one writer, since only one can take the lock (a
+// writer that loses the race, to a reader or another client, sleeps again until the next
+// message). Java's waiters on the same channel keep LockPubSub's rule ("0" one, "1" all,
+// readers and writers together).
+func WriteRule(message string) Wake {
+	if message == "0" || message == "1" {
+		return WakeN(1)
+	}
+	return WakeNone
 }

@@ -22,7 +22,7 @@ type Subscriber struct {
 	listen Kinds
 
 	mu        sync.Mutex
-	byChannel map[string]*group   // channel → the group new waiters join
+	byChannel map[groupKey]*group // channel and class → the group new waiters join
 	groups    map[*group]struct{} // every group with waiters, including ones replaced in byChannel
 	closed    bool
 	closing   chan struct{} // closed when Close starts
@@ -41,7 +41,7 @@ func New(client rueidis.Client, listen Kinds) *Subscriber {
 	return &Subscriber{
 		h:         openHub(client),
 		listen:    listen,
-		byChannel: make(map[string]*group),
+		byChannel: make(map[groupKey]*group),
 		groups:    make(map[*group]struct{}),
 		closing:   make(chan struct{}),
 		stopped:   make(chan struct{}),
@@ -58,14 +58,25 @@ func New(client rueidis.Client, listen Kinds) *Subscriber {
 // subscribe fails, or ErrClosed. On error nothing stays registered. On success the caller
 // must Close the Waiter.
 func (s *Subscriber) Subscribe(ctx context.Context, channel string, rule Rule) (*Waiter, error) {
+	return s.SubscribeClass(ctx, channel, "", rule)
+}
+
+// SubscribeClass is Subscribe for a waiter of one class of the channel's waiters: each class
+// is served apart, in the order of its own Subscribe calls and by the rule of its own
+// earliest waiter, as the waiters of two Subscribers are, while the server-side
+// subscription stays one for all. A channel shared by two kinds of waiter that a message
+// concerns differently (a read-write lock's readers and writers) gives each kind its class
+// and its rule. Subscribe is the class "".
+func (s *Subscriber) SubscribeClass(ctx context.Context, channel, class string, rule Rule) (*Waiter, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	g := s.byChannel[channel]
+	key := groupKey{channel: channel, class: class}
+	g := s.byChannel[key]
 	if g == nil || g.failed() {
-		g = s.newGroup(channel)
+		g = s.newGroup(key)
 	}
 	g.refs++
 	w := &Waiter{g: g, rule: rule, wake: make(chan struct{}, 1)}
@@ -118,15 +129,19 @@ func (s *Subscriber) Close() {
 	close(s.stopped)
 }
 
-// newGroup creates the group of channel that new waiters join. Called with s.mu held.
-func (s *Subscriber) newGroup(channel string) *group {
-	g := &group{s: s, channel: channel, lost: make(chan struct{})}
+// groupKey names the group of one class of waiters on one channel.
+type groupKey struct{ channel, class string }
+
+// newGroup creates the group of key that new waiters join. Called with s.mu held.
+func (s *Subscriber) newGroup(key groupKey) *group {
+	channel := key.channel
+	g := &group{s: s, key: key, lost: make(chan struct{})}
 	for _, k := range []Kinds{Sharded, Classic} {
 		if s.listen.Has(k) {
 			g.subs = append(g.subs, s.h.join(subKey{channel: channel, sharded: k == Sharded}, g))
 		}
 	}
-	s.byChannel[channel] = g
+	s.byChannel[key] = g
 	s.groups[g] = struct{}{}
 	return g
 }
@@ -139,8 +154,8 @@ func (s *Subscriber) release(g *group) {
 	if g.refs > 0 {
 		return
 	}
-	if s.byChannel[g.channel] == g {
-		delete(s.byChannel, g.channel)
+	if s.byChannel[g.key] == g {
+		delete(s.byChannel, g.key)
 	}
 	delete(s.groups, g)
 	g.detach()
@@ -150,7 +165,7 @@ func (s *Subscriber) release(g *group) {
 // channel.
 type group struct {
 	s        *Subscriber
-	channel  string
+	key      groupKey
 	subs     []*sub // set at creation
 	refs     int    // waiters registered; guarded by s.mu
 	detached bool   // left its subscriptions; guarded by s.mu

@@ -73,7 +73,7 @@ func newTest(t *testing.T) (rc rueidis.Client, s *Subscriber, ch string) {
 func subOf(t *testing.T, s *Subscriber, channel string) *sub {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.byChannel[channel]
+	g := s.byChannel[groupKey{channel: channel}]
 	require.NotNil(t, g, "no waiters on %s", channel)
 	return g.subs[0]
 }
@@ -122,7 +122,37 @@ func TestResubscribeAfterUnsubscribeRace(t *testing.T) {
 	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 0 }, 5*time.Second, 5*time.Millisecond)
 }
 
-// TestLockRule: RLock's and the read-write lock's rule, Redisson's LockPubSub.
+// TestReadWriteClasses: a read-write lock's readers and writers wait on one channel in two
+// classes, on one server-side subscription. "0" and "1" each wake every reader (ReadRule)
+// and one writer (WriteRule), whatever the order in which they arrived.
+func TestReadWriteClasses(t *testing.T) {
+	rc, s, ch := newTest(t)
+	writers := make([]*Waiter, 2)
+	var readers []*Waiter
+	ctx := redistest.Context(t, testTimeout)
+	for i := range 2 { // a writer first, so that a single class would follow WriteRule
+		w, err := s.SubscribeClass(ctx, ch, "write", WriteRule)
+		require.NoError(t, err)
+		writers[i] = w
+		r, err := s.SubscribeClass(ctx, ch, "read", ReadRule)
+		require.NoError(t, err)
+		readers = append(readers, r)
+	}
+	defer closeAll(append(readers, writers...))
+	assert.Equal(t, int64(1), redistest.NumSub(t, rc, ch), "one subscription for both classes")
+
+	publish(t, rc, ch, "7") // ignored
+	for _, msg := range []string{"1", "0"} {
+		requireWokenBy(t, rc, ch, msg, func() bool { return woken(readers[0]) && woken(readers[1]) && woken(writers[0]) },
+			msg+" wakes every reader and the first writer")
+		assert.False(t, woken(writers[1]), "%s wakes one writer", msg)
+		for _, w := range append(readers, writers[0]) {
+			require.NoError(t, w.Wait(ctx))
+		}
+	}
+}
+
+// TestLockRule: RLock's rule, Redisson's LockPubSub.
 func TestLockRule(t *testing.T) {
 	rc, s, ch := newTest(t)
 	ws := subscribeN(t, s, ch, 3, LockRule)

@@ -16,7 +16,8 @@ import (
 // Options.Sync.
 const syncParallel = 16
 
-// New returns a running Wheel that renews locks through client with the lua.Renew script.
+// New returns a running Wheel that renews locks through client with the lua.Renew script,
+// and read holds of read-write locks with lua.RenewRead.
 // The Wheel never closes client. It returns ErrInvalidOptions for a negative option.
 func New(client rueidis.Client, opts Options) (*Wheel, error) {
 	opts, err := opts.withDefaults()
@@ -33,36 +34,64 @@ func New(client rueidis.Client, opts Options) (*Wheel, error) {
 	return w, nil
 }
 
-// renewChunks sends every chunk as one Renew call, all pipelined in one round trip.
+// renewChunks sends every chunk as one renewal call, all pipelined in one round trip (two
+// when there are read holds and others: one per script).
 func renewChunks(ctx context.Context, client rueidis.Client, lease time.Duration, chunks [][]item) []chunkResult {
-	replies := lua.Renew.ExecMulti(ctx, client, renewExecs(lease, chunks)...)
+	execs := renewExecs(lease, chunks)
 	out := make([]chunkResult, len(chunks))
-	for i, r := range replies {
+	split := readStart(chunks) // chunk reads the lock holds first
+	for i, r := range lua.Renew.ExecMulti(ctx, client, execs[:split]...) {
 		out[i] = chunkReply(r, len(chunks[i]), nil)
+	}
+	if split < len(chunks) {
+		for i, r := range lua.RenewRead.ExecMulti(ctx, client, execs[split:]...) {
+			out[split+i] = chunkReply(r, len(chunks[split+i]), nil)
+		}
 	}
 	return out
 }
 
+// readStart returns the index of the first chunk of read holds, len(chunks) when none.
+func readStart(chunks [][]item) int {
+	for i, c := range chunks {
+		if c[0].e.read {
+			return i
+		}
+	}
+	return len(chunks)
+}
+
+// script returns the renewal script of a chunk.
+func script(c []item) lua.Script {
+	if c[0].e.read {
+		return lua.RenewRead
+	}
+	return lua.Renew
+}
+
 // renewSynced sends the chunks through syncFn: all of them in one call outside a cluster,
-// the chunks of each hash slot in one call in a cluster, at most syncParallel calls at a
-// time. A call that syncFn reports unconfirmed fails for all its chunks.
+// the chunks of each hash slot in one call in a cluster (one per script: read holds have
+// their own), at most syncParallel calls at a time. A call that syncFn reports unconfirmed
+// fails for all its chunks.
 func renewSynced(ctx context.Context, syncFn SyncFunc, cluster bool, lease time.Duration, chunks [][]item) []chunkResult {
 	execs := renewExecs(lease, chunks)
 	out := make([]chunkResult, len(chunks))
 	sem := make(chan struct{}, syncParallel)
 	var wg sync.WaitGroup
 	for start := 0; start < len(chunks); {
-		end := len(chunks)
-		if cluster {
-			slot := keys.Slot(chunks[start][0].e.name)
-			for end = start + 1; end < len(chunks) && keys.Slot(chunks[end][0].e.name) == slot; end++ {
-			}
+		same := func(c []item) bool {
+			first := chunks[start][0].e
+			return c[0].e.read == first.read && (!cluster || keys.Slot(c[0].e.name) == keys.Slot(first.name))
+		}
+		end := start + 1
+		for end < len(chunks) && same(chunks[end]) {
+			end++
 		}
 		first, group := start, chunks[start:end]
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			replies, err := syncFn(ctx, lua.Renew, group[0][0].e.name, execs[first:first+len(group)])
+			replies, err := syncFn(ctx, script(group[0]), group[0][0].e.name, execs[first:first+len(group)])
 			for i, r := range replies {
 				out[first+i] = chunkReply(r, len(group[i]), err)
 			}
@@ -73,17 +102,21 @@ func renewSynced(ctx context.Context, syncFn SyncFunc, cluster bool, lease time.
 	return out
 }
 
-// renewExecs returns one Renew call per chunk: KEYS the chunk's names, ARGV the lease and
-// the holders' fields.
+// renewExecs returns one renewal call per chunk: KEYS the chunk's names (each followed by
+// its timeout keys' prefix for read holds, lua.RenewRead), ARGV the lease and the holders'
+// fields.
 func renewExecs(lease time.Duration, chunks [][]item) []rueidis.LuaExec {
 	leaseMs := strconv.FormatInt(lease.Milliseconds(), 10)
 	execs := make([]rueidis.LuaExec, len(chunks))
 	for i, c := range chunks {
-		ks := make([]string, len(c))
+		ks := make([]string, 0, 2*len(c))
 		args := make([]string, len(c)+1)
 		args[0] = leaseMs
 		for j, it := range c {
-			ks[j] = it.e.name
+			ks = append(ks, it.e.name)
+			if it.e.read {
+				ks = append(ks, keys.Tagged(it.e.name))
+			}
 			args[j+1] = it.field
 		}
 		execs[i] = rueidis.LuaExec{Keys: ks, Args: args}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/lua"
@@ -21,7 +22,7 @@ func TestRenewSyncedGroupsBySlot(t *testing.T) {
 	for _, names := range [][]string{{"{x}1", "{x}2"}, {"{x}3"}, {"{y}1"}, {"{z}1", "{z}2"}} {
 		var c []item
 		for _, n := range names {
-			c = append(c, item{e: &entry{name: n}, hold: hold{field: "c:1"}})
+			c = append(c, item{e: &entry{entryKey: entryKey{name: n}}, hold: hold{field: "c:1"}})
 		}
 		chunks = append(chunks, c)
 	}
@@ -55,4 +56,32 @@ func TestRenewSyncedGroupsBySlot(t *testing.T) {
 			assert.ErrorIs(t, r.err, fail, "chunk %d", i)
 		}
 	}
+}
+
+// Read holds go in Sync calls of their own, with lua.RenewRead and each name followed by its
+// timeout keys' prefix.
+func TestRenewSyncedSeparatesReadHolds(t *testing.T) {
+	plain := []item{{e: &entry{entryKey: entryKey{name: "a"}}, hold: hold{field: "c:1"}}}
+	read := []item{
+		{e: &entry{entryKey: entryKey{name: "a", read: true}}, hold: hold{field: "c:1"}},
+		{e: &entry{entryKey: entryKey{name: "a", read: true}}, hold: hold{field: "c:2"}},
+	}
+	var calls []string
+	var mu sync.Mutex
+	syncFn := func(_ context.Context, s lua.Script, key string, execs []rueidis.LuaExec) ([]rueidis.RedisResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, execs, 1)
+		switch s.SHA1() {
+		case lua.Renew.SHA1():
+			calls = append(calls, "renew")
+			assert.Equal(t, rueidis.LuaExec{Keys: []string{"a"}, Args: []string{"1000", "c:1"}}, execs[0])
+		case lua.RenewRead.SHA1():
+			calls = append(calls, "read")
+			assert.Equal(t, rueidis.LuaExec{Keys: []string{"a", "{a}", "a", "{a}"}, Args: []string{"1000", "c:1", "c:2"}}, execs[0])
+		}
+		return []rueidis.RedisResult{rueidis.NewErrorResult(errors.New("down"))}, nil
+	}
+	renewSynced(context.Background(), syncFn, false, time.Second, [][]item{plain, read})
+	assert.ElementsMatch(t, []string{"renew", "read"}, calls)
 }

@@ -28,7 +28,7 @@ type Wheel struct {
 	clock func() int64 // the current tick; called with mu held
 
 	mu      sync.Mutex
-	entries map[string]*entry
+	entries map[entryKey]*entry
 	buckets [][]*entry
 	now     int64 // the last tick processed
 	closed  bool
@@ -42,13 +42,21 @@ type Wheel struct {
 	calls, renewed, failed atomic.Uint64
 }
 
-// entry is one lock name with the holds of it that are renewed. One renewal of the name
-// extends the key's TTL for every holder, so each call carries the first hold only.
+// entry is one lock name with the holds of it that are renewed, of one kind. One renewal of
+// a lock's name extends the key's TTL for every holder, so each call carries the first hold
+// only. A read hold of a read-write lock also has timeout keys of its own to renew, so each
+// call carries every read hold of the entry.
 type entry struct {
-	name      string
+	entryKey
 	holds     []hold
 	due       int64 // tick at which the next renewal is due
 	scheduled bool
+}
+
+// entryKey names an entry: a lock name and whether its holds are read holds.
+type entryKey struct {
+	name string
+	read bool
 }
 
 // hold is one renewed (name, field) pair.
@@ -87,7 +95,7 @@ func newWheel(opts Options, renew renewFunc) *Wheel {
 		tick:    max(opts.Lease/3/time.Duration(opts.Buckets), time.Millisecond),
 		n:       int64(opts.Buckets),
 		epoch:   time.Now(),
-		entries: make(map[string]*entry),
+		entries: make(map[entryKey]*entry),
 		buckets: make([][]*entry, opts.Buckets),
 		kick:    make(chan struct{}, 1),
 		ctx:     ctx,
@@ -101,16 +109,25 @@ func newWheel(opts Options, renew renewFunc) *Wheel {
 // Add starts renewing the hold of lock name by field, tagged id, whose lease its caller has
 // just set: the first renewal of a name is due one interval later. Adding a field that is
 // already renewed replaces its id. Add after Close does nothing.
-func (w *Wheel) Add(name, field string, id uint64) {
+func (w *Wheel) Add(name, field string, id uint64) { w.add(entryKey{name: name}, field, id) }
+
+// AddRead is Add for a read hold of a read-write lock: each renewal also extends the
+// reader's timeout keys, "{name}:<field>:rwlock_timeout:1…count" (lua.RenewRead), and every
+// read hold of the name is renewed, not only the first.
+func (w *Wheel) AddRead(name, field string, id uint64) {
+	w.add(entryKey{name: name, read: true}, field, id)
+}
+
+func (w *Wheel) add(key entryKey, field string, id uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return
 	}
-	e := w.entries[name]
+	e := w.entries[key]
 	if e == nil {
-		e = &entry{name: name}
-		w.entries[name] = e
+		e = &entry{entryKey: key}
+		w.entries[key] = e
 		w.schedule(e, max(w.clock(), w.now)+w.n)
 		if w.idle {
 			w.idle = false
@@ -124,17 +141,17 @@ func (w *Wheel) Add(name, field string, id uint64) {
 	e.holds = append(e.holds, hold{field: field, id: id})
 }
 
-// Remove stops renewing the hold of name by field, before it returns. It does nothing when
-// the hold is not renewed.
+// Remove stops renewing the hold of name by field (added by Add or AddRead), before it
+// returns. It does nothing when the hold is not renewed.
 func (w *Wheel) Remove(name, field string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e := w.entries[name]
-	if e == nil {
-		return
-	}
-	if i := e.find(field); i >= 0 {
-		w.drop(e, i)
+	for _, read := range []bool{false, true} {
+		if e := w.entries[entryKey{name, read}]; e != nil {
+			if i := e.find(field); i >= 0 {
+				w.drop(e, i)
+			}
+		}
 	}
 }
 
@@ -142,7 +159,7 @@ func (w *Wheel) Remove(name, field string) {
 func (w *Wheel) drop(e *entry, i int) {
 	e.holds = slices.Delete(e.holds, i, i+1)
 	if len(e.holds) == 0 {
-		delete(w.entries, e.name)
+		delete(w.entries, e.entryKey)
 	}
 }
 
@@ -159,7 +176,7 @@ func (w *Wheel) interval() time.Duration { return w.tick * time.Duration(w.n) }
 func (w *Wheel) Close() {
 	w.mu.Lock()
 	w.closed = true
-	w.entries = make(map[string]*entry)
+	w.entries = make(map[entryKey]*entry)
 	w.mu.Unlock()
 	w.cancel()
 	<-w.done
@@ -242,6 +259,7 @@ func (w *Wheel) advanceTo(target int64) {
 	cancel()
 	w.calls.Add(uint64(len(chunks)))
 	var renewed, gone []item
+	due := make(map[*entry]int64) // the next renewal of each entry sent: the earliest wanted
 
 	w.mu.Lock()
 	for i, c := range chunks {
@@ -252,17 +270,17 @@ func (w *Wheel) advanceTo(target int64) {
 		}
 		for j, it := range c {
 			e := it.e
-			if w.entries[e.name] != e {
+			if w.entries[e.entryKey] != e {
 				continue // every hold removed while the call was out
 			}
 			k := e.find(it.field)
 			current := k >= 0 && e.holds[k].id == it.id
+			next := now + w.n
 			switch {
 			case r.err != nil:
-				w.schedule(e, now+1)
+				next = now + 1
 			case r.renewed[j] == 1:
 				w.renewed.Add(1)
-				w.schedule(e, now+w.n)
 				if current {
 					renewed = append(renewed, it)
 				}
@@ -271,10 +289,18 @@ func (w *Wheel) advanceTo(target int64) {
 					gone = append(gone, it)
 					w.drop(e, k)
 				}
-				if w.entries[e.name] == e {
-					w.schedule(e, now+1) // the next holder, if any, is checked at once
+				if !e.read {
+					next = now + 1 // the next holder, if any, is checked at once
 				}
 			}
+			if d, ok := due[e]; !ok || next < d {
+				due[e] = next
+			}
+		}
+	}
+	for e, d := range due {
+		if w.entries[e.entryKey] == e {
+			w.schedule(e, d)
 		}
 	}
 	w.mu.Unlock()
@@ -294,7 +320,7 @@ func (w *Wheel) collect(tick int64, items []item) []item {
 	w.buckets[b] = nil
 	for _, e := range bucket {
 		switch {
-		case w.entries[e.name] != e || !e.scheduled || e.due%w.n != b:
+		case w.entries[e.entryKey] != e || !e.scheduled || e.due%w.n != b:
 		case e.due <= tick:
 			items = w.take(e, items)
 		default:
@@ -304,9 +330,17 @@ func (w *Wheel) collect(tick int64, items []item) []item {
 	return items
 }
 
+// take appends e's holds that its renewal call carries: every hold of a read entry, the
+// first of any other.
 func (w *Wheel) take(e *entry, items []item) []item {
 	e.scheduled = false
-	return append(items, item{e: e, hold: e.holds[0]})
+	if !e.read {
+		return append(items, item{e: e, hold: e.holds[0]})
+	}
+	for _, h := range e.holds {
+		items = append(items, item{e: e, hold: h})
+	}
+	return items
 }
 
 // fill tops the last call up to a full batch, outside a cluster, with entries due in the
@@ -321,7 +355,7 @@ func (w *Wheel) fill(now int64, items []item) []item {
 			if len(items)%w.opts.BatchSize == 0 {
 				break
 			}
-			if w.entries[e.name] == e && e.scheduled && e.due == now+ahead {
+			if w.entries[e.entryKey] == e && e.scheduled && e.due == now+ahead {
 				items = w.take(e, items)
 			}
 		}
@@ -329,24 +363,27 @@ func (w *Wheel) fill(now int64, items []item) []item {
 	return items
 }
 
-// chunk splits items into renewal calls of at most BatchSize locks, one hash slot per call
-// in a cluster.
+// chunk splits items into renewal calls of at most BatchSize locks, read holds and others
+// in calls of their own (they have their own script), one hash slot per call in a cluster.
 func (w *Wheel) chunk(items []item) [][]item {
-	if w.opts.Cluster {
-		slices.SortStableFunc(items, func(a, b item) int {
-			return int(keys.Slot(a.e.name)) - int(keys.Slot(b.e.name))
-		})
+	group := func(it item) int {
+		g := 0
+		if w.opts.Cluster {
+			g = int(keys.Slot(it.e.name))
+		}
+		if it.e.read {
+			g += 1 << 16
+		}
+		return g
 	}
+	slices.SortStableFunc(items, func(a, b item) int { return group(a) - group(b) })
 	var chunks [][]item
 	for start := 0; start < len(items); {
 		end := min(start+w.opts.BatchSize, len(items))
-		if w.opts.Cluster {
-			slot := keys.Slot(items[start].e.name)
-			for i := start + 1; i < end; i++ {
-				if keys.Slot(items[i].e.name) != slot {
-					end = i
-					break
-				}
+		for i := start + 1; i < end; i++ {
+			if group(items[i]) != group(items[start]) {
+				end = i
+				break
 			}
 		}
 		chunks = append(chunks, items[start:end])

@@ -17,6 +17,7 @@ import (
 type fakeServer struct {
 	mu     sync.Mutex
 	held   map[string]string // name → field
+	reads  map[string]bool   // "name/field" of read holds
 	fail   bool
 	chunks [][]string
 	onCall func() // runs while a call is out, without f.mu
@@ -32,7 +33,11 @@ func (f *fakeServer) renew(_ context.Context, _ time.Duration, chunks [][]item) 
 	for i, c := range chunks {
 		var names []string
 		for _, it := range c {
-			names = append(names, it.e.name)
+			n := it.e.name
+			if it.e.read {
+				n = "read:" + n
+			}
+			names = append(names, n)
 		}
 		f.chunks = append(f.chunks, names)
 		if f.fail {
@@ -41,7 +46,7 @@ func (f *fakeServer) renew(_ context.Context, _ time.Duration, chunks [][]item) 
 		}
 		for _, it := range c {
 			v := int64(0)
-			if f.held[it.e.name] == it.field {
+			if it.e.read && f.reads[it.e.name+"/"+it.field] || !it.e.read && f.held[it.e.name] == it.field {
 				v = 1
 			}
 			out[i].renewed = append(out[i].renewed, v)
@@ -227,4 +232,33 @@ func TestWheelCatchesUpMissedTicks(t *testing.T) {
 	assert.Len(t, f.chunks, 1)
 	w.advanceTo(108)
 	assert.Len(t, f.chunks, 2, "renewed one interval after the late pass")
+}
+
+// Every read hold of a name is sent at each renewal, in calls of its own (their script
+// differs), and each is reported on its own; a write hold of the same name is renewed beside
+// them as any lock.
+func TestWheelRenewsEveryReadHold(t *testing.T) {
+	w, f, r := newTestWheel(t, Options{Buckets: 4})
+	f.reads = map[string]bool{"r/c:1": true, "r/c:2": true}
+	f.held["r"] = "c:1:write"
+	w.AddRead("r", "c:1", 1)
+	w.AddRead("r", "c:2", 2)
+	w.Add("r", "c:1:write", 3)
+	assert.Equal(t, 2, size(w), "read holds and the write hold are separate entries")
+	advanceRound(w)
+	assert.ElementsMatch(t, [][]string{{"r"}, {"read:r", "read:r"}}, f.chunks)
+	assert.ElementsMatch(t, []string{"r/c:1/1", "r/c:2/2", "r/c:1:write/3"}, r.renewed)
+
+	delete(f.reads, "r/c:2")
+	f.chunks, r.renewed = nil, nil
+	advanceRound(w)
+	assert.Equal(t, []string{"r/c:2/2"}, r.gone, "a reader's field gone is that hold's end only")
+	assert.ElementsMatch(t, []string{"r/c:1/1", "r/c:1:write/3"}, r.renewed)
+	f.chunks = nil
+	advanceRound(w)
+	assert.ElementsMatch(t, [][]string{{"r"}, {"read:r"}}, f.chunks, "the other reader is still renewed, once per interval")
+
+	w.Remove("r", "c:1")
+	w.Remove("r", "c:1:write")
+	assert.Equal(t, 0, size(w), "Remove finds read holds and others")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/pubsub"
 )
@@ -116,6 +117,10 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 		err = l.c.spinFor(ctx, wait, l.spin.backoff, try)
 	case l.kind == fair:
 		err = l.fairWait(ctx, field, wait, try)
+	case l.kind == readLock:
+		err = l.c.waitForClass(ctx, wait, l.channel, "read", pubsub.ReadRule, try)
+	case l.kind == writeLock:
+		err = l.c.waitForClass(ctx, wait, l.channel, "write", pubsub.WriteRule, try)
 	default:
 		err = l.c.waitFor(ctx, wait, l.channel, pubsub.LockRule, try)
 	}
@@ -148,7 +153,7 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration, wait 
 		case err != nil:
 			return attempt{}, err
 		case r.acquired:
-			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token)
+			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token, l.kind == readLock)
 			return attempt{acquired: true, token: r.token}, nil
 		case l.kind == fair && r.ttl <= 0:
 			return attempt{}, nil // free, another waiter first (or no TTL): see fairWait
@@ -268,19 +273,24 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 // reply is then errUnconfirmed, or ErrNotReplicated with the error of a give-back that
 // failed (that hold then ends with its lease, never renewed).
 func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResult {
-	script, keys, args := lua.Acquire, []string{l.name}, []string{a.leaseMs, a.field}
+	script, ks, args := lua.Acquire, []string{l.name}, []string{a.leaseMs, a.field}
 	switch l.kind {
 	case fenced:
-		script, keys = lua.FencedAcquire, []string{l.name, l.tokenKey}
+		script, ks = lua.FencedAcquire, []string{l.name, l.tokenKey}
 	case nonReentrant:
 		script, args = lua.NonReentrantAcquire, append(args, reacquireError)
 	case fair:
-		script, keys, args = l.fairAcquireCall(a)
+		script, ks, args = l.fairAcquireCall(a)
+	case readLock:
+		script, ks = lua.ReadAcquire, []string{l.name, keys.ReadTimeoutPrefix(l.name, a.field)}
+		args = append(args, a.field+writerSuffix)
+	case writeLock:
+		script = lua.WriteAcquire
 	}
 	if l.c.replicas == nil {
-		return script.Exec(ctx, l.c.rc, keys, args)
+		return script.Exec(ctx, l.c.rc, ks, args)
 	}
-	res, unconfirmed := l.c.replicas.exec(ctx, script, keys, args)
+	res, unconfirmed := l.c.replicas.exec(ctx, script, ks, args)
 	if unconfirmed == nil || !l.acquiredBy(res) {
 		return res // confirmed, not acquired, or failed
 	}
@@ -295,12 +305,13 @@ func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResul
 
 // giveBack releases acquisition a, which its caller does not keep, bounded by
 // ReleaseTimeout and without waiting for replicas. When the owner held the lock before (a
-// re-entry), that hold stays, with the TTL a set, and the registry's safe-until follows it.
+// re-entry), that hold stays, with the TTL a set, and the registry's safe-until follows it
+// (a read hold keeps its own: its remaining timeout keys were not touched).
 func (l *Lock) giveBack(ctx context.Context, a acquisition) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
 	r, err := l.release(ctx, a.field, false, false)
-	if err == nil && r == partial {
+	if err == nil && r == partial && l.kind != readLock {
 		l.c.holds.leaseReset(l.name, a.field, a.sent, a.lease)
 	}
 	return err

@@ -54,6 +54,9 @@
 // exponential backoff, and its releases publish nothing. NewFairLock returns a Lock whose
 // waiters are granted it in the order they started waiting, Java's and Go's alike (Java's
 // getFairLock): they queue in Redis, and a release wakes the first one only.
+// NewReadWriteLock returns a ReadWriteLock (Java's getReadWriteLock), whose ReadLock and
+// WriteLock are Locks on one hash: readers of any client share it, a writer has it alone,
+// and a writer may also read.
 //
 // # Synchronizers
 //

@@ -65,7 +65,12 @@ func newHolds(wheel *renewal.Wheel, lease time.Duration) *holds {
 // margin), earlier or later: the server's TTL is now that lease. Once any acquisition of a
 // hold used the watchdog, the wheel renews the hold until it ends. token is the fencing
 // token the acquisition was issued (zero for the lock types without tokens).
-func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duration, watchdog bool, token int64) {
+//
+// read marks a read hold of a read-write lock: the wheel also renews its timeout keys, and,
+// while no acquisition of it used the watchdog, a re-entry only ever moves safe-until
+// earlier, since each acquisition keeps a timeout key with its own lease and a release may
+// leave the shortest of them.
+func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duration, watchdog bool, token int64, read bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closed {
@@ -87,9 +92,17 @@ func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duratio
 	h.token = token
 	if watchdog && !h.watchdog {
 		h.watchdog = true
-		hs.wheel.Add(name, field, h.id)
+		if read {
+			hs.wheel.AddRead(name, field, h.id)
+		} else {
+			hs.wheel.Add(name, field, h.id)
+		}
 	}
-	hs.setSafeUntilLocked(h, safeUntil(sent, lease))
+	t := safeUntil(sent, lease)
+	if read && !h.watchdog && h.count > 1 && h.safeUntil.Before(t) {
+		t = h.safeUntil
+	}
+	hs.setSafeUntilLocked(h, t)
 }
 
 // setSafeUntilLocked moves h's safe-until time and its timer. Called with hs.mu held.
@@ -145,13 +158,14 @@ func (hs *holds) gone(name, field string, id uint64) {
 // unlocking records that one acquisition of field on name is being released, before the
 // release request is sent: the final one stops the hold's renewal first, so that a released
 // lock is never renewed again. It reports whether the hold is renewed by the watchdog (a
-// partial release then resets the watchdog lease).
-func (hs *holds) unlocking(name, field string) (watchdog bool) {
+// partial release then resets the watchdog lease), and whether this is the hold's last
+// acquisition.
+func (hs *holds) unlocking(name, field string) (watchdog, last bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h := hs.byName[name][field]
 	if h == nil {
-		return false
+		return false, false
 	}
 	h.count--
 	watchdog = h.watchdog
@@ -159,7 +173,7 @@ func (hs *holds) unlocking(name, field string) (watchdog bool) {
 		h.watchdog = false
 		hs.wheel.Remove(name, field)
 	}
-	return watchdog
+	return watchdog, h.count <= 0
 }
 
 // leaseReset records a partial release, sent at sent, that set the key's TTL to lease.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/lua"
 )
 
 // Lock is the handle of one named lock. Every method is safe for concurrent use. Methods
@@ -12,10 +14,11 @@ import (
 // carries none; every method returns ErrEmptyName for a handle with an empty name and
 // ErrClosed once the Client is closed. Every error names the method and the lock.
 //
-// A Lock comes from NewLock (Redisson's RLock), NewNonReentrantLock, NewSpinLock or
-// NewFairLock. The methods' documentation describes NewLock's; those constructors say how
-// theirs differ (ErrReentry instead of re-entering; polling instead of pub/sub; a queue of
-// waiters served in order).
+// A Lock comes from NewLock (Redisson's RLock), NewNonReentrantLock, NewSpinLock,
+// NewFairLock, or is a half of a ReadWriteLock (ReadLock, WriteLock). The methods'
+// documentation describes NewLock's; the others say how theirs differ (ErrReentry instead of
+// re-entering; polling instead of pub/sub; a queue of waiters served in order; shared reads
+// and an exclusive write on one hash).
 type Lock struct {
 	c        *Client
 	name     string
@@ -36,17 +39,41 @@ const (
 	nonReentrant                 // getNonReentrantLock: a holder cannot take it again
 	spin                         // RSpinLock: waiters poll, releases publish nothing
 	fair                         // RedissonFairLock: waiters queue, each on its own channel
+	readLock                     // RReadWriteLock.readLock(): shared with other readers
+	writeLock                    // RReadWriteLock.writeLock(): the writer field ends in ":write"
 )
+
+// readWrite reports whether l is a half of a read-write lock.
+func (l *Lock) readWrite() bool { return l.kind == readLock || l.kind == writeLock }
 
 // Name returns the lock's name, which is its Redis key.
 func (l *Lock) Name() string { return l.name }
 
-// IsLocked reports whether any owner, of any client, holds the lock (EXISTS).
+// IsLocked reports whether any owner, of any client, holds the lock (EXISTS). On the halves
+// of a read-write lock it reports Redisson's answer for that half: the read lock is locked
+// when some owner reads (the mode is "read", or "write" and the writer also reads), the
+// write lock when the mode is "write".
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("IsLocked", err)
 	}
-	n, err := l.c.rc.Do(ctx, l.c.rc.B().Exists().Key(l.name).Build()).AsInt64()
+	var n int64
+	var err error
+	switch l.kind {
+	case readLock:
+		n, err = lua.ReadLocked.Exec(ctx, l.c.rc, []string{l.name}, nil).AsInt64()
+	case writeLock:
+		var mode string
+		mode, err = l.c.rc.Do(ctx, l.c.rc.B().Hget().Key(l.name).Field("mode").Build()).ToString()
+		if mode == "write" {
+			n = 1
+		}
+		if rueidis.IsRedisNil(err) {
+			err = nil
+		}
+	default:
+		n, err = l.c.rc.Do(ctx, l.c.rc.B().Exists().Key(l.name).Build()).AsInt64()
+	}
 	return n == 1, l.fail("IsLocked", err)
 }
 
@@ -152,6 +179,9 @@ func (l *Lock) ownerField(ctx context.Context) (string, error) {
 	o, ok := OwnerFrom(ctx)
 	if !ok {
 		return "", ErrNoOwner
+	}
+	if l.kind == writeLock {
+		return l.c.field(o) + writerSuffix, nil
 	}
 	return l.c.field(o), nil
 }

@@ -47,7 +47,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	watchdog := l.c.holds.unlocking(l.name, field)
+	watchdog, last := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
 	r, err := l.release(ctx, field, watchdog, true)
 	if errors.Is(err, errUnconfirmed) {
@@ -58,17 +58,19 @@ func (l *Lock) unlock(ctx context.Context) error {
 	switch {
 	case err != nil:
 		return err
-	case r == released:
+	case r == released, r == partial && last && l.kind == readLock:
+		// A read release replies 0 while other readers hold the lock, the owner's last
+		// read included: the table's count tells.
 		l.c.holds.end(l.name, field, ErrReleased)
 	case r == notHeld:
 		l.c.holds.end(l.name, field, lost(ErrRemoved))
-		if l.c.holds.heldByOther(l.name, field) {
+		if !l.readWrite() && l.c.holds.heldByOther(l.name, field) { // a read-write lock's other fields are no misuse
 			l.c.obs.log.Warn("rlock: Unlock by an owner that does not hold the lock, while another owner of this client does",
 				"lock", l.name, "owner", field)
 			return errHeldByOther
 		}
 		return ErrNotHeld
-	case watchdog:
+	case watchdog && l.kind != readLock: // a read release leaves the remaining leases as they are
 		l.c.holds.leaseReset(l.name, field, sent, l.c.opts.WatchdogTimeout)
 	}
 	return nil
@@ -117,15 +119,28 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 	return partial, unconfirmed
 }
 
-// releaseCall returns the release script of l's kind with its KEYS and ARGV, for field's
-// request with latch key latch and lease ("0" keeps the TTL).
+// Messages of the read-write lock's channel (Redisson's LockPubSub constants).
+const (
+	readReleased  = "0" // UNLOCK_MESSAGE: the last reader left, or the read lock was force-unlocked
+	writeReleased = "1" // READ_UNLOCK_MESSAGE: the writer left (readers may all enter)
+)
+
+// releaseCall returns the release script of l's kind with its KEYS and ARGV, for field,
+// unlock latch latch and lease ("0" keeps the TTL).
 func (l *Lock) releaseCall(field, latch, lease string) (lua.Script, []string, []string) {
-	if l.kind == fair {
+	latchTTL := strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)
+	switch l.kind {
+	case fair:
 		return l.fairReleaseCall(field, latch, lease)
+	case readLock:
+		return lua.ReadRelease, []string{l.name, l.channel, keys.ReadTimeoutPrefix(l.name, field), keys.Tagged(l.name), latch},
+			append([]string{readReleased, field, latchTTL}, l.c.publish...)
+	case writeLock:
+		return lua.WriteRelease, []string{l.name, l.channel, latch},
+			append([]string{writeReleased, lease, field, latchTTL}, l.c.publish...)
 	}
 	pub := l.publishes()
-	return lua.Release, []string{l.name, l.channel, latch}, append([]string{"0", lease, field, pub[0],
-		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, pub[1:]...)
+	return lua.Release, []string{l.name, l.channel, latch}, append([]string{"0", lease, field, pub[0], latchTTL}, pub[1:]...)
 }
 
 // execRelease runs the release script once. With sync and replica sync on, WAIT follows it
@@ -164,23 +179,38 @@ func (l *Lock) execReleaseSynced(ctx context.Context, script lua.Script, ks, arg
 // replica sync on, a WAIT for the master's replicas follows the delete, once: the script is
 // not sent again, since a second delete could remove a hold taken in between; when no
 // replica confirms it, ForceUnlock logs a warning and reports the master's result.
+//
+// On a half of a read-write lock it deletes the lock only while it is held in that half's
+// mode (Redisson's rule), and the holds of this client's owners end only once it did.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("ForceUnlock", err)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
 	script, ks, args := lua.ForceRelease, []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
-	if l.kind == fair {
+	switch l.kind {
+	case readLock:
+		script, args = lua.ReadWriteForceRelease, append([]string{"read", readReleased}, l.c.publish...)
+	case writeLock:
+		script, args = lua.ReadWriteForceRelease, append([]string{"write", writeReleased}, l.c.publish...)
+	case fair:
 		script, ks, args = l.fairForceCall()
+		l.c.holds.endName(l.name, lost(ErrForceUnlocked))
+	default:
+		l.c.holds.endName(l.name, lost(ErrForceUnlocked))
 	}
+	var res rueidis.RedisResult
+	var unconfirmed error
 	if l.c.replicas == nil {
-		n, err := script.Exec(ctx, l.c.rc, ks, args).AsInt64()
-		return n == 1, l.fail("ForceUnlock", err)
+		res = script.Exec(ctx, l.c.rc, ks, args)
+	} else {
+		res, unconfirmed = l.c.replicas.exec(ctx, script, ks, args)
 	}
-	res, unconfirmed := l.c.replicas.exec(ctx, script, ks, args)
 	n, err := res.AsInt64()
+	if l.readWrite() && n == 1 {
+		l.c.holds.endName(l.name, lost(ErrForceUnlocked)) // only once the lock is known deleted
+	}
 	if err == nil && n == 1 && unconfirmed != nil {
 		l.c.obs.log.Warn("rlock: no replica confirmed a force-unlock; the master deleted the lock, but a failover before the replicas catch up can bring it back until its lease ends",
 			"lock", l.name, "error", unconfirmed)

@@ -49,7 +49,8 @@ func startReplicated(t *testing.T) *replicated {
 // (EVALSHA, then EVAL, each followed by its WAIT or INFO).
 func loadScripts(t *testing.T, rc rueidis.Client) {
 	t.Helper()
-	for _, s := range []lua.Script{lua.Acquire, lua.Release, lua.ForceRelease, lua.Renew} {
+	for _, s := range []lua.Script{lua.Acquire, lua.Release, lua.ForceRelease, lua.Renew,
+		lua.ReadAcquire, lua.ReadRelease, lua.WriteAcquire, lua.WriteRelease, lua.RenewRead} {
 		require.NoError(t, rc.Do(context.Background(), rc.B().ScriptLoad().Script(s.Source()).Build()).Error())
 	}
 }

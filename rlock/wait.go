@@ -36,6 +36,13 @@ type attempt struct {
 // It returns nil once try acquired, ErrLocked when the wait bound passed, ctx.Err() when
 // ctx ended, ErrClosed when the Client closed, or try's error.
 func (c *Client) waitFor(ctx context.Context, wait waitBound, channel string, rule pubsub.Rule, try func() (attempt, error)) error {
+	return c.waitForClass(ctx, wait, channel, "", rule, try)
+}
+
+// waitForClass is waitFor for a waiter of one class of the channel's waiters, each class
+// woken by its own rule (pubsub.Subscriber.SubscribeClass): a read-write lock's readers and
+// writers.
+func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, class string, rule pubsub.Rule, try func() (attempt, error)) error {
 	deadline := time.Now().Add(wait.d)
 	a, err := try()
 	if err != nil || a.acquired {
@@ -50,7 +57,7 @@ func (c *Client) waitFor(ctx context.Context, wait waitBound, channel string, ru
 		sctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	w, err := c.subs.Subscribe(sctx, channel, rule)
+	w, err := c.subs.SubscribeClass(sctx, channel, class, rule)
 	if err != nil {
 		return waitError(ctx, err)
 	}

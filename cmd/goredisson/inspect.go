@@ -9,19 +9,25 @@ import (
 
 const inspectLong = `Inspect reads each lock NAME and shows:
 
-  kind      lock (a hash in Redisson's RLock layout), not_found (no key: the lock is free),
-            a synchronizer (below), or other (a key of another type, or a hash that is not an RLock, such as a
-            Redisson read/write lock)
+  kind      lock (a hash in Redisson's RLock layout), read_write_lock (a hash in Redisson's
+            RReadWriteLock layout, from Java's getReadWriteLock or goredisson's
+            NewReadWriteLock: its mode, its readers and its writer), not_found (no key: the
+            lock is free), a synchronizer (below), or other (a key of another type, or a hash
+            that is not a lock)
   holders   one line per hash field "<client-uuid>:<owner-id>": the client id (one random
             UUID per Redisson client or rlock.Client), the owner id (a Java thread id, or a
             goredisson owner minted by rlock.NewOwner) and the hold count (re-entries)
   runtime   java or unknown. Redisson and goredisson write the same field, and both owner
             ids are small positive integers counted per process, so a holder is "unknown"
-            unless something only Java writes is there (a read/write lock's "mode" field).
-            It is a heuristic, never a proof.
+            unless something only Java writes is there (an RFairLock queue is reported as a
+            note). It is a heuristic, never a proof.
   ttl       the remaining lease (PTTL). A watchdog keeps it between 20 s and 30 s by
             default while its holder lives.
-  waiters   clients subscribed to "redisson_lock__channel:{NAME}": PUBSUB NUMSUB (classic)
+  mode      read-write locks: "read" or "write". Each reader line shows the remaining TTL
+            of its timeout keys "{NAME}:<field>:rwlock_timeout:<k>", one per acquisition: a
+            read release keeps the lock only while some reader's timeout key lives.
+  waiters   clients subscribed to "redisson_lock__channel:{NAME}" (a read-write lock's:
+            "redisson_rwlock:{NAME}"): PUBSUB NUMSUB (classic)
             and PUBSUB SHARDNUMSUB (sharded, Redis 7+). A client holds one subscription per
             lock however many of its threads or goroutines wait, so this counts waiting
             clients, not waiting threads. In a Redis Cluster the classic count is the one of
@@ -59,9 +65,10 @@ subscriber counts (PUBSUB) a moment later.
 names are stable:
 
   name          the NAME given
-  kind          "lock", "not_found", "other", or a synchronizer's kind (above)
+  kind          "lock", "read_write_lock", "not_found", "other", or a synchronizer's kind (above)
   redis_type    Redis TYPE: "hash", "none", "string", ...
   variant       omitted, or "redisson_fair_lock" / "redisson_read_write_lock"
+  mode          read-write locks only: "read" or "write"
   ttl_ms        remaining TTL in ms, -1 when the key has no TTL, null when there is no key
   holders       array (empty when none) of objects:
                   field         the raw hash field, "<client-uuid>:<owner-id>"
@@ -70,7 +77,10 @@ names are stable:
                   hold_count    integer
                   runtime       "java" or "unknown"
                   runtime_hint  why, in words
-  channel       the unlock channel, "redisson_lock__channel:{NAME}"
+                  role          read-write locks only: "reader" or "writer"
+                  read_timeouts_ms  readers only: PTTL of each timeout key, 1..hold count
+  channel       the unlock channel, "redisson_lock__channel:{NAME}" (read-write locks:
+                "redisson_rwlock:{NAME}")
   subscribers   {"classic": n, "sharded": n or null when the server lacks sharded pub/sub}
   queue         omitted unless the fair lock's queue or timeout set exists; else an array,
                 first waiter first, of objects:
@@ -86,7 +96,9 @@ names are stable:
                 "expired"}
 
 Exit code 3 when any NAME is neither a lock nor a synchronizer (not_found or other); all
-NAMEs are still printed.`
+NAMEs are still printed. force-unlock does not delete read-write locks: use
+ReadLock().ForceUnlock or WriteLock().ForceUnlock, which delete it only in their mode and
+publish its message.`
 
 func (a *app) inspectCommand() *cobra.Command {
 	var asJSON bool

@@ -177,7 +177,7 @@ func TestInspectNotALock(t *testing.T) {
 	}
 	want := []struct{ kind, typ, variant string }{
 		{"not_found", "none", ""}, {"other", "string", ""}, {"other", "hash", ""},
-		{"other", "hash", "redisson_read_write_lock"}, {"lock", "hash", ""},
+		{"read_write_lock", "hash", "redisson_read_write_lock"}, {"lock", "hash", ""},
 	}
 	for i, w := range want {
 		st := got.Locks[i]
@@ -188,8 +188,8 @@ func TestInspectNotALock(t *testing.T) {
 	if got.Locks[0].TTLMillis != nil || len(got.Locks[0].Holders) != 0 {
 		t.Errorf("missing key: ttl %v holders %v", got.Locks[0].TTLMillis, got.Locks[0].Holders)
 	}
-	if h := got.Locks[3].Holders; len(h) != 1 || h[0].Runtime != "java" || h[0].OwnerID != "57" {
-		t.Errorf("read/write lock holders %+v, want one java holder", h)
+	if h := got.Locks[3].Holders; len(h) != 1 || h[0].Role != "writer" || h[0].OwnerID != "57" || got.Locks[3].Mode != "write" {
+		t.Errorf("read/write lock %+v, want one writer in write mode", got.Locks[3])
 	}
 
 	code, out, _ := cli(t, nil, "--redis", srv.Addr, "inspect", missing)

@@ -34,6 +34,7 @@ type lockState struct {
 	Kind        string      `json:"kind"`
 	RedisType   string      `json:"redis_type"`
 	Variant     string      `json:"variant,omitempty"`
+	Mode        string      `json:"mode,omitempty"` // read-write locks: "read" or "write"
 	TTLMillis   *int64      `json:"ttl_ms"`
 	Holders     []holder    `json:"holders"`
 	Channel     string      `json:"channel"`
@@ -54,6 +55,9 @@ type holder struct {
 	HoldCount   int64  `json:"hold_count"`
 	Runtime     string `json:"runtime"`
 	RuntimeHint string `json:"runtime_hint"`
+	// Read-write locks only: "reader" or "writer", and a reader's timeout keys' PTTLs.
+	Role               string  `json:"role,omitempty"`
+	ReadTimeoutsMillis []int64 `json:"read_timeouts_ms,omitempty"`
 }
 
 type subscribers struct {
@@ -132,7 +136,7 @@ func readLock(ctx context.Context, rc rueidis.Client, name string) (*lockState, 
 	}
 	if st.Kind != kindNotFound {
 		st.TTLMillis = &ms
-		if ms == -1 && st.Kind == kindLock {
+		if ms == -1 && (st.Kind == kindLock || st.Kind == kindReadWrite) {
 			st.Notes = append(st.Notes, "no TTL: the lock never expires by itself; if its holder is gone, only force-unlock frees it")
 		}
 	}
@@ -155,21 +159,8 @@ func readHash(ctx context.Context, rc rueidis.Client, st *lockState, fields map[
 	}
 	slices.Sort(names)
 
-	if mode, ok := fields["mode"]; ok {
-		// Redisson's RReadWriteLock: written only by Java; goredisson has no read/write lock.
-		st.Kind, st.Variant = kindOther, variantReadWrite
-		st.Notes = append(st.Notes, fmt.Sprintf(
-			"a Redisson RReadWriteLock in %q mode (Java only: goredisson implements RLock, not read/write locks)", mode))
-		for _, f := range names {
-			m := rwHolderField.FindStringSubmatch(f)
-			if m == nil {
-				continue
-			}
-			n, _ := strconv.ParseInt(fields[f], 10, 64)
-			st.Holders = append(st.Holders, holder{Field: f, ClientID: m[1], OwnerID: m[2], HoldCount: n,
-				Runtime: runtimeJava, RuntimeHint: "only Redisson writes the read/write lock layout"})
-		}
-		return nil
+	if _, ok := fields["mode"]; ok { // Redisson's RReadWriteLock, or goredisson's NewReadWriteLock
+		return readReadWrite(ctx, rc, st, fields, names)
 	}
 
 	st.Kind = kindLock
@@ -241,6 +232,8 @@ func (st *lockState) text() string {
 		fmt.Fprintf(&b, "%s: not found (no such key: the lock is free)\n", st.Name)
 	case kindOther:
 		fmt.Fprintf(&b, "%s: other (Redis type %s, not a Redisson RLock)\n", st.Name, st.RedisType)
+	case kindReadWrite:
+		b.WriteString(st.rwHeader())
 	case kindLock:
 		fmt.Fprintf(&b, "%s: lock (hash in Redisson RLock layout: \"<client-uuid>:<owner-id>\" -> hold count)\n", st.Name)
 	default:
@@ -249,10 +242,14 @@ func (st *lockState) text() string {
 	if st.TTLMillis != nil {
 		fmt.Fprintf(&b, "  ttl:      %s\n", fmtTTL(*st.TTLMillis))
 	}
-	if st.Kind != kindNotFound && (st.Kind == kindLock || len(st.Holders) > 0) {
+	if st.Kind != kindNotFound && (st.Kind == kindLock || st.Kind == kindReadWrite || len(st.Holders) > 0) {
 		fmt.Fprintf(&b, "  holders:  %d\n", len(st.Holders))
 		for _, h := range st.Holders {
-			fmt.Fprintf(&b, "    client %s  owner %s  hold count %d\n", h.ClientID, h.OwnerID, h.HoldCount)
+			if h.Role != "" {
+				b.WriteString(rwHolderText(h))
+			} else {
+				fmt.Fprintf(&b, "    client %s  owner %s  hold count %d\n", h.ClientID, h.OwnerID, h.HoldCount)
+			}
 			fmt.Fprintf(&b, "      runtime %s: %s\n", h.Runtime, h.RuntimeHint)
 		}
 	}

@@ -92,3 +92,21 @@ func TestFairNames(t *testing.T) {
 		}
 	}
 }
+
+func TestReadWriteNames(t *testing.T) {
+	cases := []struct{ name, channel, prefix string }{
+		{"doc:1", "redisson_rwlock:{doc:1}", "{doc:1}:c:7:rwlock_timeout"},
+		{"{user}:1", "redisson_rwlock:{user}:1", "{user}:1:c:7:rwlock_timeout"},
+	}
+	for _, c := range cases {
+		if got := ReadWriteChannel(c.name); got != c.channel {
+			t.Errorf("ReadWriteChannel(%q) = %q, want %q", c.name, got, c.channel)
+		}
+		if got := ReadTimeoutPrefix(c.name, "c:7"); got != c.prefix {
+			t.Errorf("ReadTimeoutPrefix(%q) = %q, want %q", c.name, got, c.prefix)
+		}
+		if Slot(ReadWriteChannel(c.name)) != Slot(c.name) || Slot(ReadTimeoutPrefix(c.name, "c:7")+":1") != Slot(c.name) {
+			t.Errorf("keys of %q are not in its slot", c.name)
+		}
+	}
+}

@@ -76,3 +76,16 @@ func FairTimeout(name string) string {
 func FairWaiterChannel(name, field string) string {
 	return LockChannel(name) + ":" + field
 }
+
+// ReadWriteChannel is the pub/sub channel of read-write lock name, shared by its readers and
+// its writer: "redisson_rwlock:{name}".
+func ReadWriteChannel(name string) string {
+	return Prefixed("redisson_rwlock", name)
+}
+
+// ReadTimeoutPrefix is the common prefix of the per-acquisition timeout keys of reader field
+// of read-write lock name: "{name}:<field>:rwlock_timeout" (Redisson's suffixName(name,
+// field) + ":rwlock_timeout"). Acquisition k of the field has the key prefix + ":" + k.
+func ReadTimeoutPrefix(name, field string) string {
+	return Tagged(name) + ":" + field + ":rwlock_timeout"
+}

@@ -67,6 +67,57 @@ func (o *Overlap) Violations() int64 { return o.violations.Load() }
 // Entries returns how many times an owner entered.
 func (o *Overlap) Entries() int64 { return o.entries.Load() }
 
+// RWOverlap detects a read-write exclusion broken: a writer inside while anyone else is. Any
+// number of readers may be inside together. The zero value is ready for use, and it is safe
+// for concurrent use.
+type RWOverlap struct {
+	mu                     sync.Mutex
+	readers, writers       int
+	violations             int64
+	readEntries, maxShared int64
+	writeEntries           int64
+}
+
+// EnterRead marks a reader inside, a violation when a writer is, and returns the function
+// that marks it out.
+func (o *RWOverlap) EnterRead() (leave func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.writers > 0 {
+		o.violations++
+	}
+	o.readers++
+	o.readEntries++
+	o.maxShared = max(o.maxShared, int64(o.readers))
+	return func() { o.mu.Lock(); o.readers--; o.mu.Unlock() }
+}
+
+// EnterWrite marks a writer inside, a violation when anyone else is, and returns the
+// function that marks it out.
+func (o *RWOverlap) EnterWrite() (leave func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.writers > 0 || o.readers > 0 {
+		o.violations++
+	}
+	o.writers++
+	o.writeEntries++
+	return func() { o.mu.Lock(); o.writers--; o.mu.Unlock() }
+}
+
+// Violations returns how many entries broke the exclusion.
+func (o *RWOverlap) Violations() int64 { o.mu.Lock(); defer o.mu.Unlock(); return o.violations }
+
+// Entries returns how many times a reader and a writer entered.
+func (o *RWOverlap) Entries() (reads, writes int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.readEntries, o.writeEntries
+}
+
+// MaxShared returns the most readers seen inside at once.
+func (o *RWOverlap) MaxShared() int64 { o.mu.Lock(); defer o.mu.Unlock(); return o.maxShared }
+
 // SyncBuffer is a bytes.Buffer that goroutines may write concurrently, for instance the
 // output of a logger or of a child process. The zero value is an empty buffer.
 type SyncBuffer struct {

@@ -175,3 +175,28 @@ func TestOccupancyAndPeak(t *testing.T) {
 		t.Errorf("peak %d, want 99", p.Load())
 	}
 }
+
+func TestRWOverlap(t *testing.T) {
+	var o RWOverlap
+	r1, r2 := o.EnterRead(), o.EnterRead()
+	if o.Violations() != 0 || o.MaxShared() != 2 {
+		t.Fatalf("two readers: %d violations, %d shared; want 0, 2", o.Violations(), o.MaxShared())
+	}
+	w := o.EnterWrite()
+	if o.Violations() != 1 {
+		t.Fatalf("a writer among readers: %d violations, want 1", o.Violations())
+	}
+	r3 := o.EnterRead()
+	if o.Violations() != 2 {
+		t.Fatalf("a reader while a writer is inside: %d violations, want 2", o.Violations())
+	}
+	r1()
+	r2()
+	r3()
+	w()
+	w = o.EnterWrite()
+	w()
+	if reads, writes := o.Entries(); o.Violations() != 2 || reads != 3 || writes != 2 {
+		t.Errorf("a writer alone: %d violations, %d/%d entries; want 2, 3/2", o.Violations(), reads, writes)
+	}
+}

@@ -190,7 +190,7 @@ public final class Peer {
         }
 
         private String execute(String command, String[] a) throws Exception {
-            // "TYPE.CMD" runs CMD on another lock type: fenced, spin, nonreentrant, fair.
+            // "TYPE.CMD" runs CMD on another lock type: fenced, spin, nonreentrant, fair, read, write.
             int dot = command.indexOf('.');
             String type = dot < 0 ? "" : command.substring(0, dot);
             String cmd = command.substring(dot + 1);
@@ -412,6 +412,8 @@ public final class Peer {
                 case "fenced": return redisson.getFencedLock(name);
                 case "spin":   return redisson.getSpinLock(name);
                 case "fair":   return redisson.getFairLock(name);
+                case "read":   return redisson.getReadWriteLock(name).readLock();
+                case "write":  return redisson.getReadWriteLock(name).writeLock();
                 case "nonreentrant":
                     // Redisson 4.4+; looked up by name so that the peer builds with 3.x too.
                     return (RLock) redisson.getClass().getMethod("getNonReentrantLock", String.class).invoke(redisson, name);
