@@ -1,0 +1,607 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/backoff"
+)
+
+// group is the locks of a MultiLock or a RedLock, the members, and the rule of how many of
+// them make a hold: all of them (MultiLock) or a majority (RedLock). Members may come from
+// different Clients (different Redis servers) or be different names on one server. A group
+// keeps no state of its own: what an owner holds is in each member Client's hold registry,
+// and each member is renewed by its own Client's watchdog.
+type group struct {
+	members []*Lock
+	labels  []string // each member as "name@address", for errors and logs
+	name    string   // the group in errors: "[a@127.0.0.1:6379 b@127.0.0.1:6380]"
+	need    int      // members that make a hold
+	redlock bool
+}
+
+// newGroup checks the members of a group made by op: at least one, none nil, none twice,
+// all of one lock type and watchdog lease, names not empty, Clients not closed.
+func newGroup(op string, locks []*Lock, redlock bool) (*group, error) {
+	g := &group{members: slices.Clone(locks), need: len(locks), redlock: redlock}
+	if redlock {
+		g.need = quorum(len(locks))
+	}
+	seen := make(map[string]bool, len(locks))
+	var err error
+	for i, l := range locks {
+		if l == nil {
+			g.labels = append(g.labels, "<nil>")
+			err = cmpOr(err, fmt.Errorf("%w: lock %d is nil", ErrNoMembers, i))
+			continue
+		}
+		label, where := memberLabel(l)
+		g.labels = append(g.labels, label)
+		first := locks[0]
+		switch {
+		case seen[where]:
+			err = cmpOr(err, fmt.Errorf("%w: %s", ErrDuplicateMember, label))
+		case first != nil && (l.kind != first.kind || l.c.opts.WatchdogTimeout != first.c.opts.WatchdogTimeout):
+			err = cmpOr(err, fmt.Errorf("%w: %s differs from %s", ErrMixedMembers, label, memberName(first)))
+		}
+		seen[where] = true
+		if cerr := l.check(); cerr != nil {
+			err = cmpOr(err, fmt.Errorf("lock %s: %w", label, cerr))
+		}
+	}
+	g.name = "[" + strings.Join(g.labels, " ") + "]"
+	if len(locks) == 0 {
+		err = ErrNoMembers
+	}
+	return g, failOn(op, g.name, err)
+}
+
+// cmpOr returns the first non-nil error.
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// memberName is l's label.
+func memberName(l *Lock) string {
+	label, _ := memberLabel(l)
+	return label
+}
+
+// memberLabel returns l as "name@address" (the first of its rueidis client's nodes, "+N"
+// for more), and the key that tells two members apart: the name on exactly those nodes.
+func memberLabel(l *Lock) (label, where string) {
+	var addrs []string
+	for addr := range l.c.rc.Nodes() {
+		addrs = append(addrs, addr)
+	}
+	sort.Strings(addrs)
+	label = l.name
+	switch {
+	case len(addrs) == 1:
+		label += "@" + addrs[0]
+	case len(addrs) > 1:
+		label += fmt.Sprintf("@%s+%d", addrs[0], len(addrs)-1)
+	}
+	return label, l.name + "@" + strings.Join(addrs, ",")
+}
+
+// quorum is the majority of n members: n/2+1.
+func quorum(n int) int { return n/2 + 1 }
+
+// memberLease is the lease each member is acquired with, Redisson's rule: zero (the
+// watchdog) for a zero lease; otherwise twice the wait when there is one, so that no member
+// runs out while the others are acquired (the group's lease is set on every member once
+// the group is held), and the lease itself when there is no wait.
+func memberLease(wait, lease time.Duration) time.Duration {
+	switch {
+	case lease <= 0:
+		return 0
+	case wait > 0:
+		return 2 * wait
+	}
+	return lease
+}
+
+// memberWait is how long one member may be waited for, of a wait for the whole group:
+// all of it in a MultiLock, and in a RedLock its share, wait/n but at least 1 ms
+// (Redisson's calcLockWaitTime). Zero stays zero: one attempt per member.
+func (g *group) memberWait(wait time.Duration) time.Duration {
+	if !g.redlock || wait <= 0 {
+		return wait
+	}
+	return max(wait/time.Duration(len(g.members)), time.Millisecond)
+}
+
+// validity is how long a group whose held members are safe until the times safe stays held
+// by its rule at now: until the need-th latest of them, less now; zero when fewer than need
+// are held or that time has passed. Each safe-until time is the request's send time plus
+// the lease less the drift margin (safeUntil), so this is Redlock's "lease minus elapsed
+// minus drift" for the member that decides.
+func validity(safe []time.Time, need int, now time.Time) time.Duration {
+	if need <= 0 || len(safe) < need {
+		return 0
+	}
+	s := slices.Clone(safe)
+	slices.SortFunc(s, func(a, b time.Time) int { return b.Compare(a) })
+	return max(s[need-1].Sub(now), 0)
+}
+
+// lockWait is the wait of one round of an unbounded acquire (Redisson's lockInterruptibly):
+// 1.5 s per member without a lease; with one, a random wait between half the lease and the
+// lease when the lease is at most that, else between that and the lease.
+func lockWait(members int, lease time.Duration) time.Duration {
+	base := time.Duration(members) * 1500 * time.Millisecond
+	switch {
+	case lease <= 0:
+		return base
+	case lease <= base:
+		return lease/2 + rand.N(max(lease/2, 1))
+	}
+	return base + rand.N(lease-base)
+}
+
+// errNoReply is the error of a member whose server did not answer before the wait ended.
+var errNoReply = errors.New("rlock: no reply before the wait ended")
+
+// memberGrace is how long past the wait a member's request may still be answered before it
+// is abandoned (a stopped server answers nothing).
+const memberGrace = 100 * time.Millisecond
+
+// acquire acquires the group for ctx's owner within wait (unbounded: until ctx ends) with
+// lease (zero: each member's watchdog). An owner that holds the group already re-enters the
+// members it holds.
+func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration) error {
+	o, ok := OwnerFrom(ctx)
+	if !ok {
+		return ErrNoOwner
+	}
+	for i, l := range g.members {
+		if err := l.check(); err != nil {
+			return g.memberErr(i, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if held := g.heldBy(o); len(held) >= g.need {
+		return g.reenter(ctx, held, lease)
+	}
+	if wait.limited {
+		return g.tryFor(ctx, wait.d, lease)
+	}
+	var last error
+	for {
+		err := g.tryFor(ctx, lockWait(len(g.members), lease), lease)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			if last != nil && !errors.Is(last, ErrLocked) {
+				return fmt.Errorf("%w (last failure: %w)", ctx.Err(), last)
+			}
+			return ctx.Err()
+		}
+		last = err
+	}
+}
+
+// heldBy returns the members that owner o holds, by the members' hold registries.
+func (g *group) heldBy(o Owner) []int {
+	var held []int
+	for i, l := range g.members {
+		if l.c.holds.has(l.name, l.c.field(o)) {
+			held = append(held, i)
+		}
+	}
+	return held
+}
+
+// reenter acquires once more each member in held, which the owner holds: all of them, or
+// none (those re-entered are given back).
+func (g *group) reenter(ctx context.Context, held []int, lease time.Duration) error {
+	acquired, failed := g.attempt(ctx, held, bounded(0), lease, time.Time{}, len(held))
+	if len(acquired) == len(held) {
+		if lease > 0 {
+			g.setLease(ctx, acquired, lease)
+		}
+		return nil
+	}
+	g.giveBack(ctx, acquired)
+	return g.roundError(failed)
+}
+
+// tryFor is one bounded acquire, Redisson's tryLock(wait, lease): rounds until one holds the
+// group or the wait has passed; a round that failed for errors (not for other owners) is
+// followed by a pause. With an explicit lease, every member's lease is then set to it.
+func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
+	deadline := time.Now().Add(wait)
+	mlease := memberLease(wait, lease)
+	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
+	for {
+		acquired, err := g.round(ctx, wait, deadline, mlease)
+		if err == nil {
+			if lease > 0 {
+				g.setLease(ctx, acquired, lease)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if wait <= 0 || !time.Now().Before(deadline) {
+			return err
+		}
+		if !errors.Is(err, ErrLocked) {
+			dctx, cancel := context.WithDeadline(ctx, deadline)
+			ok := retry.Wait(dctx)
+			cancel()
+			if !ok {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return err
+			}
+		}
+	}
+}
+
+// round is one pass over the members in order, Redisson's acquisition order: members are
+// acquired in order, a member held by another owner is waited for (through its Client's
+// pub/sub) for the member wait before the next is tried, and the round fails once more
+// members failed than the rule allows. Members that are free are not tried one by one: the
+// members from the current one on are tried at once, a single attempt each; those acquired
+// before the first one held by another owner are kept, and those after it are given back,
+// so that the group waits for its members in order, as Redisson's does, and two groups
+// never hold each other's later members while waiting. A failed round gives back what it
+// acquired. It returns the members acquired (at least need) or the round's error.
+func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Time, mlease time.Duration) ([]int, error) {
+	n := len(g.members)
+	var acquired []int
+	failed := map[int]error{}
+	mwait := g.memberWait(wait)
+	for next := 0; ; {
+		var rest []int
+		for i := next; i < n; i++ {
+			if _, f := failed[i]; !f {
+				rest = append(rest, i)
+			}
+		}
+		sweepDeadline := time.Time{}
+		if wait > 0 {
+			sweepDeadline = deadline
+		}
+		got, miss := g.attempt(ctx, rest, bounded(0), mlease, sweepDeadline, g.need-len(acquired))
+		acquired = append(acquired, got...)
+		first := -1 // the first member held by another owner
+		for _, i := range rest {
+			err, missed := miss[i]
+			switch {
+			case !missed:
+			case errors.Is(err, ErrLocked):
+				if first < 0 {
+					first = i
+				}
+			default:
+				failed[i] = err
+			}
+		}
+		if len(acquired) >= g.need {
+			return acquired, nil
+		}
+		if len(failed) > n-g.need || first < 0 || wait <= 0 {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(mergeErrs(failed, miss))
+		}
+		var keep, back []int
+		for _, i := range acquired {
+			if i < first {
+				keep = append(keep, i)
+			} else {
+				back = append(back, i)
+			}
+		}
+		g.giveBack(ctx, back)
+		acquired = keep
+		left := time.Until(deadline)
+		if left <= 0 {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(map[int]error{first: ErrLocked})
+		}
+		got, miss = g.attempt(ctx, []int{first}, bounded(min(mwait, left)), mlease, deadline, 1)
+		if len(got) == 1 {
+			acquired = append(acquired, first)
+		} else {
+			failed[first] = miss[first]
+			if len(failed) > n-g.need {
+				g.giveBack(ctx, acquired)
+				return nil, g.roundError(failed)
+			}
+		}
+		next = first + 1
+	}
+}
+
+// mergeErrs returns the errors of failed and miss together.
+func mergeErrs(failed, miss map[int]error) map[int]error {
+	all := make(map[int]error, len(failed)+len(miss))
+	for i, err := range miss {
+		all[i] = err
+	}
+	for i, err := range failed {
+		all[i] = err
+	}
+	return all
+}
+
+// attempt acquires the members idx at once, each waiting at most wait with lease mlease,
+// and returns the members acquired and the errors of the others. It stops early once need
+// of them are acquired and those still running had as long again as that took (a stopped
+// server must not hold up a majority; a running one gets its lock too), or once so many
+// failed for errors that need cannot be reached: the attempts still running are then
+// cancelled (a hold one of them takes after that is given
+// back by the member) and awaited, so none runs after attempt returns. A non-zero deadline
+// bounds every request, for a server that answers nothing, at deadline plus memberGrace. A
+// member that was cancelled counts as held by another owner (ErrLocked), one that ran out of
+// time fails with errNoReply.
+func (g *group) attempt(ctx context.Context, idx []int, wait waitBound, mlease time.Duration, deadline time.Time, need int) (acquired []int, failed map[int]error) {
+	failed = make(map[int]error, len(idx))
+	if len(idx) == 0 {
+		return nil, failed
+	}
+	actx, cancel := context.WithCancel(ctx)
+	if !deadline.IsZero() {
+		actx, cancel = context.WithDeadline(ctx, deadline.Add(memberGrace))
+	}
+	defer cancel()
+	type result struct {
+		i   int
+		err error
+	}
+	if len(idx) == 1 { // no goroutine for the common case of waiting for one member
+		_, err := g.members[idx[0]].acquire(actx, wait, mlease)
+		return g.sort(ctx, idx[0], err, acquired, failed)
+	}
+	results := make(chan result, len(idx))
+	for _, i := range idx {
+		go func() {
+			_, err := g.members[i].acquire(actx, wait, mlease)
+			results <- result{i, err}
+		}()
+	}
+	errs := 0
+	start := time.Now()
+	var straggle <-chan time.Time
+	for left := len(idx); left > 0; {
+		select {
+		case r := <-results:
+			left--
+			acquired, failed = g.sort(ctx, r.i, r.err, acquired, failed)
+			if r.err != nil && !errors.Is(failed[r.i], ErrLocked) {
+				errs++
+			}
+			if errs > len(idx)-need {
+				cancel()
+			}
+			if len(acquired) == need && straggle == nil {
+				t := time.NewTimer(max(time.Since(start), time.Millisecond))
+				defer t.Stop()
+				straggle = t.C
+			}
+		case <-straggle:
+			cancel()
+		}
+	}
+	slices.Sort(acquired)
+	return acquired, failed
+}
+
+// sort files member i's outcome err under acquired or failed. An error of the member's own
+// cancellation or deadline (not ctx's) counts as ErrLocked; a transport error, after which
+// the member may hold the lock without knowing it, is followed by a give-back in the
+// background when the owner held nothing there before (Redisson unlocks a member whose
+// reply timed out).
+func (g *group) sort(ctx context.Context, i int, err error, acquired []int, failed map[int]error) ([]int, map[int]error) {
+	switch {
+	case err == nil:
+		return append(acquired, i), failed
+	case ctx.Err() == nil && errors.Is(err, context.Canceled):
+		err = ErrLocked
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		err = errNoReply
+	case transient(err):
+		g.forget(ctx, i)
+	}
+	failed[i] = err
+	return acquired, failed
+}
+
+// forget releases, in the background and bounded by ReleaseTimeout, a hold that member i's
+// failed request may have taken for ctx's owner, unless the owner holds the member (then
+// the hold is the registry's).
+func (g *group) forget(ctx context.Context, i int) {
+	l := g.members[i]
+	o, _ := OwnerFrom(ctx)
+	field := l.c.field(o)
+	if l.c.holds.has(l.name, field) {
+		return
+	}
+	l.c.goBackground(func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+		defer cancel()
+		_, err := l.release(rctx, field, false, false)
+		l.c.obs.log.Debug("rlock: released a group member whose acquire failed in flight", "lock", l.name, "holder", field, "error", err)
+	})
+}
+
+// roundError is the error of a round that failed with these members' errors: ErrLocked
+// when every one was held by another owner, or in a RedLock when those held by others
+// alone leave no majority; otherwise, in a RedLock, ErrNoQuorum with the
+// members' errors, and in a MultiLock the first member's error, naming the member.
+func (g *group) roundError(failed map[int]error) error {
+	idx := make([]int, 0, len(failed))
+	for i, err := range failed {
+		if !errors.Is(err, ErrLocked) {
+			idx = append(idx, i)
+		}
+	}
+	locked := len(failed) - len(idx)
+	if len(idx) == 0 || (g.redlock && locked > len(g.members)-g.need) {
+		return ErrLocked
+	}
+	slices.Sort(idx)
+	if !g.redlock {
+		return g.memberErr(idx[0], failed[idx[0]])
+	}
+	errs := []error{ErrNoQuorum}
+	for _, i := range idx {
+		errs = append(errs, g.memberErr(i, failed[i]))
+	}
+	return joinLine(errs...)
+}
+
+// joinLine joins errors on one line: "a; b; c", matching each of them with errors.Is.
+func joinLine(errs ...error) error { return &lineErrors{errs: errs} }
+
+type lineErrors struct{ errs []error }
+
+func (e *lineErrors) Error() string {
+	s := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (e *lineErrors) Unwrap() []error { return e.errs }
+
+// memberErr is err of member i, naming it.
+func (g *group) memberErr(i int, err error) error {
+	return fmt.Errorf("lock %s: %w", g.labels[i], err)
+}
+
+// giveBack releases one hold of ctx's owner on each member of idx, at once, and waits for
+// the releases (each bounded by its Client's ReleaseTimeout).
+func (g *group) giveBack(ctx context.Context, idx []int) {
+	g.each(idx, func(i int) error {
+		err := g.members[i].unlock(ctx)
+		if err != nil {
+			g.members[i].c.obs.log.Debug("rlock: giving back a group member failed", "lock", g.labels[i], "error", err)
+		}
+		return err
+	})
+}
+
+// each runs f for every member of idx, at once, and returns their errors by position in idx.
+func (g *group) each(idx []int, f func(i int) error) []error {
+	errs := make([]error, len(idx))
+	if len(idx) == 1 {
+		errs[0] = f(idx[0])
+		return errs
+	}
+	var wg sync.WaitGroup
+	for k, i := range idx {
+		wg.Go(func() { errs[k] = f(i) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// all is every member's index.
+func (g *group) all() []int {
+	idx := make([]int, len(g.members))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// setLease sets the lease of each acquired member to lease (PEXPIRE, Redisson's
+// expireAsync), once the group is held, and moves the registry's safe-until to follow.
+// A member whose PEXPIRE fails keeps the lease it was acquired with.
+func (g *group) setLease(ctx context.Context, acquired []int, lease time.Duration) {
+	o, _ := OwnerFrom(ctx)
+	g.each(acquired, func(i int) error {
+		l := g.members[i]
+		sent := time.Now()
+		ok, err := l.c.rc.Do(ctx, l.c.rc.B().Pexpire().Key(l.name).Milliseconds(max(lease.Milliseconds(), 1)).Build()).AsBool()
+		if err == nil && ok {
+			l.c.holds.leaseReset(l.name, l.c.field(o), sent, lease)
+		}
+		return err
+	})
+}
+
+// unlock releases one hold of ctx's owner on every member, at once, and returns each
+// member's error by index.
+func (g *group) unlock(ctx context.Context) []error {
+	return g.each(g.all(), func(i int) error { return g.members[i].unlock(ctx) })
+}
+
+// safeUntils returns the safe-until times of the members that owner o holds.
+func (g *group) safeUntils(o Owner) []time.Time {
+	var safe []time.Time
+	for _, l := range g.members {
+		if t, ok := l.c.holds.safeUntilOf(l.name, l.c.field(o)); ok {
+			safe = append(safe, t)
+		}
+	}
+	return safe
+}
+
+// held is the group's Held: a context derived from ctx that ends when the owner's holds no
+// longer satisfy the group's rule, with the cause of the member hold whose end broke it.
+func (g *group) held(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	o, ok := OwnerFrom(ctx)
+	if !ok {
+		return nil, nil, ErrNoOwner
+	}
+	gctx, cancel := context.WithCancelCause(ctx)
+	var mu sync.Mutex
+	mu.Lock() // the AfterFuncs below wait for the count to be complete
+	alive := 0
+	var stops []func()
+	for i, l := range g.members {
+		mctx, stop, _, ok := l.c.holds.watch(l.name, l.c.field(o), ctx)
+		if !ok {
+			continue
+		}
+		alive++
+		after := context.AfterFunc(mctx, func() {
+			mu.Lock()
+			alive--
+			broken := alive < g.need
+			mu.Unlock()
+			if broken {
+				cause := context.Cause(mctx)
+				if !errors.Is(cause, context.Canceled) {
+					cause = g.memberErr(i, cause)
+				}
+				cancel(cause)
+			}
+		})
+		stops = append(stops, func() { after(); stop() })
+	}
+	stopAll := func() {
+		for _, s := range stops {
+			s()
+		}
+		cancel(context.Canceled)
+	}
+	enough := alive >= g.need
+	mu.Unlock()
+	if !enough {
+		stopAll()
+		return nil, nil, ErrNotHeld
+	}
+	return gctx, stopAll, nil
+}
