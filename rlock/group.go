@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -378,6 +379,7 @@ func (g *group) attempt(ctx context.Context, idx []int, wait waitBound, mlease t
 			results <- result{i, err}
 		}()
 	}
+	need = min(need, len(idx))
 	errs := 0
 	start := time.Now()
 	var straggle <-chan time.Time
@@ -405,11 +407,10 @@ func (g *group) attempt(ctx context.Context, idx []int, wait waitBound, mlease t
 	return acquired, failed
 }
 
-// sort files member i's outcome err under acquired or failed. An error of the member's own
-// cancellation or deadline (not ctx's) counts as ErrLocked; a transport error, after which
-// the member may hold the lock without knowing it, is followed by a give-back in the
-// background when the owner held nothing there before (Redisson unlocks a member whose
-// reply timed out).
+// sort files member i's outcome err under acquired or failed. The member's own cancellation
+// (not ctx's) counts as ErrLocked, its deadline as errNoReply; a transport error, after
+// which the member may hold the lock without knowing it, is followed by a release (forget;
+// Redisson unlocks a member whose reply timed out).
 func (g *group) sort(ctx context.Context, i int, err error, acquired []int, failed map[int]error) ([]int, map[int]error) {
 	switch {
 	case err == nil:
@@ -418,16 +419,17 @@ func (g *group) sort(ctx context.Context, i int, err error, acquired []int, fail
 		err = ErrLocked
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		err = errNoReply
-	case transient(err):
+	case uncertain(err):
 		g.forget(ctx, i)
 	}
 	failed[i] = err
 	return acquired, failed
 }
 
-// forget releases, in the background and bounded by ReleaseTimeout, a hold that member i's
-// failed request may have taken for ctx's owner, unless the owner holds the member (then
-// the hold is the registry's).
+// forget releases a hold that member i's failed request may have taken for ctx's owner,
+// bounded by ReleaseTimeout, unless the owner holds the member (then the hold is the
+// registry's). It runs before the round goes on, so that it never releases a hold the owner
+// takes later in the same acquire.
 func (g *group) forget(ctx context.Context, i int) {
 	l := g.members[i]
 	o, _ := OwnerFrom(ctx)
@@ -435,12 +437,27 @@ func (g *group) forget(ctx context.Context, i int) {
 	if l.c.holds.has(l.name, field) {
 		return
 	}
-	l.c.goBackground(func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
-		defer cancel()
-		_, err := l.release(rctx, field, false, false)
-		l.c.obs.log.Debug("rlock: released a group member whose acquire failed in flight", "lock", l.name, "holder", field, "error", err)
-	})
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	defer cancel()
+	_, err := l.release(rctx, field, false, false)
+	l.c.obs.log.Debug("rlock: released a group member whose acquire failed in flight", "lock", l.name, "holder", field, "error", err)
+}
+
+// uncertain reports whether err, from a member's acquire, leaves unknown whether the acquire
+// script ran: a transport error after the request may have been sent (not a reply, not a
+// dial that failed, not one of rlock's own outcomes).
+func uncertain(err error) bool {
+	if !transient(err) {
+		return false
+	}
+	for _, known := range []error{ErrLocked, ErrClosed, ErrReentry, ErrNotReplicated, errUnconfirmed, errNoReply,
+		context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, known) {
+			return false
+		}
+	}
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // roundError is the error of a round that failed with these members' errors: ErrLocked
@@ -605,3 +622,4 @@ func (g *group) held(ctx context.Context) (context.Context, context.CancelFunc, 
 	}
 	return gctx, stopAll, nil
 }
+

@@ -73,6 +73,7 @@ type config struct {
 	startTimeout time.Duration
 	logLevel     string
 	javaArgs     []string
+	group        []string
 }
 
 // Option configures Start.
@@ -90,6 +91,10 @@ func WithCluster(nodes ...string) Option { return func(c *config) { c.cluster = 
 func WithShardedSubscriptionMode(mode string) Option {
 	return func(c *config) { c.shardedMode = mode }
 }
+
+// WithGroup gives the peer one more Redisson client per single-server address
+// (redis://host:port), for its multilock.* and redlock.* commands.
+func WithGroup(addrs ...string) Option { return func(c *config) { c.group = addrs } }
 
 // WithStartTimeout bounds the wait for the peer's "ready" line (default 60s).
 func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
@@ -146,6 +151,9 @@ func Start(t testing.TB, jar string, redisAddr string, opts ...Option) *Peer {
 		}
 	} else {
 		args = append(args, "--redis="+redisAddr)
+	}
+	if len(cfg.group) > 0 {
+		args = append(args, "--group="+strings.Join(cfg.group, ","))
 	}
 	if cfg.watchdog > 0 {
 		args = append(args, "--watchdog-ms="+strconv.FormatInt(cfg.watchdog.Milliseconds(), 10))
