@@ -622,4 +622,3 @@ func (g *group) held(ctx context.Context) (context.Context, context.CancelFunc, 
 	}
 	return gctx, stopAll, nil
 }
-
