@@ -123,6 +123,13 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 // acquisition that no replica confirmed has been given back and is tried again after a
 // pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed.
 func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (attempt, error) {
+	return l.tryWith(ctx, field, lease, l.evalAcquire)
+}
+
+// tryWith is try, with exec running the acquire script: evalAcquire, which gives back a hold
+// taken after ctx ended, or, for a caller that does that itself, runAcquire.
+func (l *Lock) tryWith(ctx context.Context, field string, lease time.Duration,
+	exec func(context.Context, acquisition) (rueidis.RedisResult, error)) (attempt, error) {
 	watchdog := lease == 0
 	if watchdog {
 		lease = l.c.opts.WatchdogTimeout
@@ -130,7 +137,7 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (atte
 	a := acquisition{field: field, lease: lease, leaseMs: strconv.FormatInt(max(lease.Milliseconds(), 1), 10)}
 	return retryUnconfirmed(ctx, func() (attempt, error) {
 		a.sent = time.Now()
-		res, err := l.evalAcquire(ctx, a)
+		res, err := exec(ctx, a)
 		if err != nil {
 			return attempt{}, err
 		}
@@ -243,6 +250,11 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 		}
 		return <-reply, nil
 	}
+}
+
+// execAcquire is runAcquire as tryWith takes it.
+func (l *Lock) execAcquire(ctx context.Context, a acquisition) (rueidis.RedisResult, error) {
+	return l.runAcquire(ctx, a), nil
 }
 
 // runAcquire runs the acquire script. With replica sync it waits for the master's replicas

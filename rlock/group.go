@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goredisson/goredisson/internal/backoff"
@@ -210,7 +211,7 @@ func (g *group) heldBy(o Owner) []int {
 // reenter acquires once more each member in held, which the owner holds: all of them, or
 // none (those re-entered are given back).
 func (g *group) reenter(ctx context.Context, held []int, lease time.Duration) error {
-	acquired, failed := g.attempt(ctx, held, bounded(0), lease, time.Time{}, len(held))
+	acquired, failed := g.sweep(ctx, held, lease, time.Time{}, len(held))
 	if len(acquired) == len(held) {
 		if lease > 0 {
 			g.setLease(ctx, acquired, lease)
@@ -281,7 +282,7 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 		if wait > 0 {
 			sweepDeadline = deadline
 		}
-		got, miss := g.attempt(ctx, rest, bounded(0), mlease, sweepDeadline, g.need-len(acquired))
+		got, miss := g.sweep(ctx, rest, mlease, sweepDeadline, g.need-len(acquired))
 		acquired = append(acquired, got...)
 		first := -1 // the first member held by another owner
 		for _, i := range rest {
@@ -318,11 +319,10 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 			g.giveBack(ctx, acquired)
 			return nil, g.roundError(map[int]error{first: ErrLocked})
 		}
-		got, miss = g.attempt(ctx, []int{first}, bounded(min(mwait, left)), mlease, deadline, 1)
-		if len(got) == 1 {
+		if err := g.waitFor(ctx, first, min(mwait, left), mlease, deadline); err == nil {
 			acquired = append(acquired, first)
 		} else {
-			failed[first] = miss[first]
+			failed[first] = err
 			if len(failed) > n-g.need {
 				g.giveBack(ctx, acquired)
 				return nil, g.roundError(failed)
@@ -344,67 +344,118 @@ func mergeErrs(failed, miss map[int]error) map[int]error {
 	return all
 }
 
-// attempt acquires the members idx at once, each waiting at most wait with lease mlease,
-// and returns the members acquired and the errors of the others. It stops early once need
-// of them are acquired and those still running had as long again as that took (a stopped
-// server must not hold up a majority; a running one gets its lock too), or once so many
-// failed for errors that need cannot be reached: the attempts still running are then
-// cancelled (a hold one of them takes after that is given
-// back by the member) and awaited, so none runs after attempt returns. A non-zero deadline
-// bounds every request, for a server that answers nothing, at deadline plus memberGrace. A
-// member that was cancelled counts as held by another owner (ErrLocked), one that ran out of
-// time fails with errNoReply.
-func (g *group) attempt(ctx context.Context, idx []int, wait waitBound, mlease time.Duration, deadline time.Time, need int) (acquired []int, failed map[int]error) {
+// sweep tries each member of idx once, at once, with lease mlease, and returns the members
+// acquired and the errors of the others. Each try runs the acquire script on a goroutine of
+// its member's Client, bounded by ReleaseTimeout but not by ctx. The sweep stops waiting
+// once need of them are acquired and those still running had as long again as that took
+// (a stopped server must not hold up a majority; a running one gets its lock too), once so
+// many failed for errors that need cannot be reached, at deadline plus memberGrace (when
+// not zero), or when ctx ends; a try still running then is abandoned, and gives back the
+// hold it takes. An abandoned member counts as held by another owner (ErrLocked), or, at
+// the deadline, fails with errNoReply; ctx's error when ctx ended.
+func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, deadline time.Time, need int) (acquired []int, failed map[int]error) {
 	failed = make(map[int]error, len(idx))
 	if len(idx) == 0 {
 		return nil, failed
 	}
-	actx, cancel := context.WithCancel(ctx)
-	if !deadline.IsZero() {
-		actx, cancel = context.WithDeadline(ctx, deadline.Add(memberGrace))
-	}
-	defer cancel()
+	o, _ := OwnerFrom(ctx)
+	const (
+		pending int32 = iota
+		delivered
+		abandoned
+	)
 	type result struct {
-		i   int
+		k   int
 		err error
 	}
-	if len(idx) == 1 { // no goroutine for the common case of waiting for one member
-		_, err := g.members[idx[0]].acquire(actx, wait, mlease)
-		return g.sort(ctx, idx[0], err, acquired, failed)
-	}
+	states := make([]atomic.Int32, len(idx))
 	results := make(chan result, len(idx))
-	for _, i := range idx {
-		go func() {
-			_, err := g.members[i].acquire(actx, wait, mlease)
-			results <- result{i, err}
-		}()
+	start := time.Now()
+	for k, i := range idx {
+		l := g.members[i]
+		if !l.c.goBackground(func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+			defer cancel()
+			a, err := l.tryWith(rctx, l.c.field(o), mlease, l.execAcquire)
+			l.c.obs.acquireDone(ctx, start, err)
+			if err == nil && !a.acquired {
+				err = ErrLocked
+			}
+			if states[k].CompareAndSwap(pending, delivered) {
+				results <- result{k, err}
+			} else if err == nil {
+				uerr := l.unlock(rctx)
+				l.c.obs.log.Debug("rlock: gave back a group member acquired after the group stopped waiting", "lock", l.name, "error", uerr)
+			}
+		}) {
+			states[k].Store(delivered)
+			results <- result{k, ErrClosed}
+		}
 	}
 	need = min(need, len(idx))
-	errs := 0
-	start := time.Now()
-	var straggle <-chan time.Time
-	for left := len(idx); left > 0; {
+	var stop, straggle <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline.Add(memberGrace)))
+		defer t.Stop()
+		stop = t.C
+	}
+	errs, left := 0, len(idx)
+	file := func(r result) {
+		left--
+		acquired, failed = g.sort(ctx, idx[r.k], r.err, acquired, failed)
+		if r.err != nil && !errors.Is(failed[idx[r.k]], ErrLocked) {
+			errs++
+		}
+	}
+	abandon := func(cause error) {
+		for k := range idx {
+			if states[k].CompareAndSwap(pending, abandoned) {
+				left--
+				failed[idx[k]] = cause
+			}
+		}
+		for left > 0 { // delivered before they could be abandoned
+			file(<-results)
+		}
+	}
+	for left > 0 {
 		select {
 		case r := <-results:
-			left--
-			acquired, failed = g.sort(ctx, r.i, r.err, acquired, failed)
-			if r.err != nil && !errors.Is(failed[r.i], ErrLocked) {
-				errs++
-			}
+			file(r)
 			if errs > len(idx)-need {
-				cancel()
+				abandon(ErrLocked)
 			}
-			if len(acquired) == need && straggle == nil {
+			if len(acquired) >= need && straggle == nil && left > 0 {
 				t := time.NewTimer(max(time.Since(start), time.Millisecond))
 				defer t.Stop()
 				straggle = t.C
 			}
 		case <-straggle:
-			cancel()
+			abandon(ErrLocked)
+		case <-stop:
+			abandon(errNoReply)
+		case <-ctx.Done():
+			abandon(ctx.Err())
 		}
 	}
 	slices.Sort(acquired)
 	return acquired, failed
+}
+
+// waitFor acquires member i, waiting at most wait for another owner (through its Client's
+// pub/sub), with lease mlease, the request bounded at deadline plus memberGrace when
+// deadline is not zero (a stopped server answers nothing). It returns nil when acquired,
+// or the member's error as sort files it.
+func (g *group) waitFor(ctx context.Context, i int, wait time.Duration, mlease time.Duration, deadline time.Time) error {
+	actx := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithDeadline(ctx, deadline.Add(memberGrace))
+		defer cancel()
+	}
+	_, err := g.members[i].acquire(actx, bounded(wait), mlease)
+	_, failed := g.sort(ctx, i, err, nil, map[int]error{})
+	return failed[i]
 }
 
 // sort files member i's outcome err under acquired or failed. The member's own cancellation
