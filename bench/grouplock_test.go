@@ -8,9 +8,7 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -20,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis"
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/rueidis"
@@ -46,7 +43,7 @@ const (
 // servers and its own instance of the library.
 type groupProc interface {
 	lock(ctx context.Context) (release func() error, err error)
-	waiting(ctx context.Context) bool // whether a waiter of this process has failed an attempt (polling contenders)
+	failed() int64 // failed attempts so far (polling contenders; 0 for the others)
 }
 
 type groupContender struct {
@@ -96,52 +93,29 @@ func (p *rlockGroupProc) lock(ctx context.Context) (func() error, error) {
 	return func() error { return p.unl(uctx) }, nil
 }
 
-func (p *rlockGroupProc) waiting(context.Context) bool { return false }
+func (p *rlockGroupProc) failed() int64 { return 0 }
 
+// redsyncGroupProc is redsync over one go-redis client per server, quorum 3 of 5, default
+// expiry (8 s) and drift factor; tries unlimited so that the caller's ctx bounds the wait;
+// delay 0 keeps redsync's default delay.
 type redsyncGroupProc struct {
-	rs    *redsync.Redsync
-	name  string
-	opts  []redsync.Option
-	fails atomic.Int64
+	p    *redsyncProc
+	name string
 }
 
-// newRedsyncGroupProc: one go-redis client per server behind redsync's pools, quorum 3 of 5,
-// default expiry (8 s) and drift factor; tries unlimited so that the caller's ctx bounds the
-// wait; delay 0 keeps redsync's default delay.
 func newRedsyncGroupProc(delay time.Duration) func(testing.TB, []*redistest.Server, string) groupProc {
 	return func(t testing.TB, srvs []*redistest.Server, name string) groupProc {
 		pools := make([]redis.Pool, len(srvs))
 		for i, srv := range srvs {
 			pools[i] = redsyncgoredis.NewPool(newGoRedis(t, srv))
 		}
-		p := &redsyncGroupProc{rs: redsync.New(pools...), name: name}
-		p.opts = []redsync.Option{redsync.WithTries(math.MaxInt32), redsync.WithRetryDelayFunc(func(int) time.Duration {
-			p.fails.Add(1)
-			if delay > 0 {
-				return delay
-			}
-			return time.Duration(rand.IntN(250-50)+50) * time.Millisecond // redsync's default
-		})}
-		return p
+		return &redsyncGroupProc{p: newRedsyncOver(delay, pools...), name: name}
 	}
 }
 
-func (p *redsyncGroupProc) lock(ctx context.Context) (func() error, error) {
-	m := p.rs.NewMutex(p.name, p.opts...)
-	if err := m.LockContext(ctx); err != nil {
-		return nil, err
-	}
-	return func() error {
-		ok, err := m.UnlockContext(context.Background())
-		if err == nil && !ok {
-			err = errors.New("redsync: unlock returned false")
-		}
-		return err
-	}, nil
-}
+func (g *redsyncGroupProc) lock(ctx context.Context) (func() error, error) { return g.p.lock(ctx, g.name) }
 
-// waiting is true once this process has failed an attempt since the last reset.
-func (p *redsyncGroupProc) waiting(context.Context) bool { return p.fails.Swap(0) > 0 }
+func (g *redsyncGroupProc) failed() int64 { return g.p.failed() }
 
 func TestGroupLocks(t *testing.T) {
 	if os.Getenv(EnvBench) != "1" {
@@ -263,6 +237,7 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 		mu         sync.Mutex
 		samples    durs
 		inLock     = make([]atomic.Bool, len(parts))
+		since      = make([]atomic.Int64, len(parts))
 		handed     = make(chan struct{}, 1)
 		errs       = make(chan error, len(parts))
 	)
@@ -277,11 +252,18 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 			return k >= int64(waiters), err
 		}
 		for i, p := range parts {
-			if i != holder && !p.waiting(ctx) {
+			if i != holder && p.failed() <= since[i].Load() {
 				return false, nil
 			}
 		}
 		return true, nil
+	}
+	// mark notes every process's failed attempts when holder acquired: a polling waiter
+	// waits once it failed after that.
+	mark := func() {
+		for i, p := range parts {
+			since[i].Store(p.failed())
+		}
 	}
 	var wg sync.WaitGroup
 	run := func(i int, release func() error) error {
@@ -301,6 +283,7 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 					return err
 				}
 				release = rel
+				mark()
 				sent := time.Duration(releasedAt.Swap(0))
 				mu.Lock()
 				samples = append(samples, at-sent)
@@ -334,6 +317,7 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 	}
 	first, err := parts[0].lock(ctx)
 	require.NoError(t, err)
+	mark()
 	for i := range parts {
 		var rel func() error
 		if i == 0 {
