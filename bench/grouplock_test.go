@@ -113,7 +113,9 @@ func newRedsyncGroupProc(delay time.Duration) func(testing.TB, []*redistest.Serv
 	}
 }
 
-func (g *redsyncGroupProc) lock(ctx context.Context) (func() error, error) { return g.p.lock(ctx, g.name) }
+func (g *redsyncGroupProc) lock(ctx context.Context) (func() error, error) {
+	return g.p.lock(ctx, g.name)
+}
 
 func (g *redsyncGroupProc) failed() int64 { return g.p.failed() }
 
