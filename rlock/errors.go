@@ -117,8 +117,8 @@ var (
 	// different watchdog leases (Options.WatchdogTimeout): a group has one kind of lease.
 	ErrMixedMembers = errors.New("rlock: group mixes lock types or watchdog leases")
 	// ErrNoQuorum is returned by a RedLock acquire that did not get a majority of its locks
-	// within the wait because some of them failed (a server down or too slow); the error
-	// joins the locks' own errors. When every lock that was not acquired was held by another
-	// owner, the acquire returns ErrLocked instead.
+	// within the wait because so many of them failed (servers down or not answering) that
+	// no majority was left; the error joins the locks' own errors. When other owners made
+	// the difference, the acquire returns ErrLocked instead.
 	ErrNoQuorum = errors.New("rlock: no majority of the group's locks acquired")
 )

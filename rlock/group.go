@@ -159,6 +159,10 @@ var errNoReply = errors.New("rlock: no reply before the wait ended")
 // is abandoned (a stopped server answers nothing).
 const memberGrace = 100 * time.Millisecond
 
+// stragglerMin is the least time a sweep gives its slowest members once it could do
+// without them.
+const stragglerMin = 2 * time.Millisecond
+
 // acquire acquires the group for ctx's owner within wait (unbounded: until ctx ends) with
 // lease (zero: each member's watchdog). An owner that holds the group already re-enters the
 // members it holds.
@@ -211,7 +215,7 @@ func (g *group) heldBy(o Owner) []int {
 // reenter acquires once more each member in held, which the owner holds: all of them, or
 // none (those re-entered are given back).
 func (g *group) reenter(ctx context.Context, held []int, lease time.Duration) error {
-	acquired, failed := g.sweep(ctx, held, lease, time.Time{}, len(held))
+	acquired, failed := g.sweep(ctx, held, lease, time.Time{}, len(held), 0)
 	if len(acquired) == len(held) {
 		if lease > 0 {
 			g.setLease(ctx, acquired, lease)
@@ -282,7 +286,7 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 		if wait > 0 {
 			sweepDeadline = deadline
 		}
-		got, miss := g.sweep(ctx, rest, mlease, sweepDeadline, g.need-len(acquired))
+		got, miss := g.sweep(ctx, rest, mlease, sweepDeadline, g.need-len(acquired), n-g.need-len(failed))
 		acquired = append(acquired, got...)
 		first := -1 // the first member held by another owner
 		for _, i := range rest {
@@ -347,13 +351,14 @@ func mergeErrs(failed, miss map[int]error) map[int]error {
 // sweep tries each member of idx once, at once, with lease mlease, and returns the members
 // acquired and the errors of the others. Each try runs the acquire script on a goroutine of
 // its member's Client, bounded by ReleaseTimeout but not by ctx. The sweep stops waiting
-// once need of them are acquired and those still running had as long again as that took
-// (a stopped server must not hold up a majority; a running one gets its lock too), once so
-// many failed for errors that need cannot be reached, at deadline plus memberGrace (when
-// not zero), or when ctx ends; a try still running then is abandoned, and gives back the
-// hold it takes. An abandoned member counts as held by another owner (ErrLocked), or, at
-// the deadline, fails with errNoReply; ctx's error when ctx ended.
-func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, deadline time.Time, need int) (acquired []int, failed map[int]error) {
+// once need of them are acquired, or once no more than tolerate (the failures the group can
+// still afford) are still running, and those still running had as long again as the others
+// took (a stopped server must not hold up a RedLock; a running one gets its turn too); once
+// so many failed for errors that need cannot be reached; at deadline plus memberGrace (when
+// not zero); or when ctx ends. A try still running then is abandoned, and gives back the
+// hold it takes. An abandoned member counts as held by another owner (ErrLocked) when need
+// was reached, and otherwise fails with errNoReply; ctx's error when ctx ended.
+func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, deadline time.Time, need, tolerate int) (acquired []int, failed map[int]error) {
 	failed = make(map[int]error, len(idx))
 	if len(idx) == 0 {
 		return nil, failed
@@ -425,13 +430,17 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 			if errs > len(idx)-need {
 				abandon(ErrLocked)
 			}
-			if len(acquired) >= need && straggle == nil && left > 0 {
-				t := time.NewTimer(max(time.Since(start), time.Millisecond))
+			if straggle == nil && left > 0 && (len(acquired) >= need || left <= tolerate) {
+				t := time.NewTimer(max(time.Since(start), stragglerMin))
 				defer t.Stop()
 				straggle = t.C
 			}
 		case <-straggle:
-			abandon(ErrLocked)
+			if len(acquired) >= need {
+				abandon(ErrLocked)
+			} else {
+				abandon(errNoReply)
+			}
 		case <-stop:
 			abandon(errNoReply)
 		case <-ctx.Done():
@@ -512,8 +521,8 @@ func uncertain(err error) bool {
 }
 
 // roundError is the error of a round that failed with these members' errors: ErrLocked
-// when every one was held by another owner, or in a RedLock when those held by others
-// alone leave no majority; otherwise, in a RedLock, ErrNoQuorum with the
+// when every one was held by another owner, or in a RedLock when the others alone would
+// have left a majority (other owners made the difference); otherwise, in a RedLock, ErrNoQuorum with the
 // members' errors, and in a MultiLock the first member's error, naming the member.
 func (g *group) roundError(failed map[int]error) error {
 	idx := make([]int, 0, len(failed))
@@ -522,8 +531,7 @@ func (g *group) roundError(failed map[int]error) error {
 			idx = append(idx, i)
 		}
 	}
-	locked := len(failed) - len(idx)
-	if len(idx) == 0 || (g.redlock && locked > len(g.members)-g.need) {
+	if len(idx) == 0 || (g.redlock && len(idx) <= len(g.members)-g.need) {
 		return ErrLocked
 	}
 	slices.Sort(idx)

@@ -392,20 +392,31 @@ func TestRedLockPausedServer(t *testing.T) {
 	srvs := startServers(t, 5)
 	ctx := redistest.Context(t, testTimeout)
 	const name = "redlock:paused"
-	r, err := NewRedLock(groupOn(t, srvs, name, Options{})...)
+	r, err := NewRedLock(groupOn(t, srvs, name, Options{ReleaseTimeout: time.Second})...)
 	require.NoError(t, err)
 	a, b := NewOwner(ctx), NewOwner(ctx)
 
-	// Within the lease.
+	// Within the lease: b is refused, then waits (on the first server's channel, not on the
+	// stopped one) and acquires a majority when a releases, the server still stopped.
 	_, err = r.TryLock(a, 0, 20*time.Second)
 	require.NoError(t, err)
 	heldA := mustGroupHeld(t, r, a)
 	srvs[2].Pause(t)
 	_, err = r.TryLock(b, 300*time.Millisecond, 0)
 	assert.ErrorIs(t, err, ErrLocked, "four servers say a holds it")
-	srvs[2].Resume(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.TryLock(b, time.Minute, 0)
+		done <- err
+	}()
+	require.True(t, redistest.Poll(30*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, r.Locks()[0].c.rc, "redisson_lock__channel:{"+name+"}") > 0
+	}), "b waits on the first server's channel")
 	assert.NoError(t, heldA.Err())
-	require.NoError(t, r.Unlock(a))
+	require.NoError(t, r.Unlock(a), "released on the four running servers")
+	require.NoError(t, <-done, "b acquires without the stopped server")
+	srvs[2].Resume(t)
+	require.NoError(t, r.Unlock(b))
 
 	// Beyond the lease.
 	_, err = r.TryLock(a, 0, 2*time.Second)
