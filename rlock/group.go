@@ -215,7 +215,7 @@ func (g *group) heldBy(o Owner) []int {
 // reenter acquires once more each member in held, which the owner holds: all of them, or
 // none (those re-entered are given back).
 func (g *group) reenter(ctx context.Context, held []int, lease time.Duration) error {
-	acquired, failed := g.sweep(ctx, held, lease, time.Time{}, len(held), 0)
+	acquired, failed := g.sweep(ctx, held, lease, time.Time{}, len(held), 0, false)
 	if len(acquired) == len(held) {
 		if lease > 0 {
 			g.setLease(ctx, acquired, lease)
@@ -286,7 +286,7 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 		if wait > 0 {
 			sweepDeadline = deadline
 		}
-		got, miss := g.sweep(ctx, rest, mlease, sweepDeadline, g.need-len(acquired), n-g.need-len(failed))
+		got, miss := g.sweep(ctx, rest, mlease, sweepDeadline, g.need-len(acquired), n-g.need-len(failed), wait > 0)
 		acquired = append(acquired, got...)
 		first := -1 // the first member held by another owner
 		for _, i := range rest {
@@ -351,14 +351,16 @@ func mergeErrs(failed, miss map[int]error) map[int]error {
 // sweep tries each member of idx once, at once, with lease mlease, and returns the members
 // acquired and the errors of the others. Each try runs the acquire script on a goroutine of
 // its member's Client, bounded by ReleaseTimeout but not by ctx. The sweep stops waiting
-// once need of them are acquired, or once no more than tolerate (the failures the group can
-// still afford) are still running, and those still running had as long again as the others
-// took (a stopped server must not hold up a RedLock; a running one gets its turn too); once
+// once need of them are acquired, or, when waitable (members held by others will be waited
+// for), need are acquired or held by others and no more than tolerate (the failures the
+// group can still afford) are still running, and those still running had as long again as
+// the others took (a stopped server must not hold up a RedLock; a running one gets its turn
+// too); once
 // so many failed for errors that need cannot be reached; at deadline plus memberGrace (when
 // not zero); or when ctx ends. A try still running then is abandoned, and gives back the
 // hold it takes. An abandoned member counts as held by another owner (ErrLocked) when need
 // was reached, and otherwise fails with errNoReply; ctx's error when ctx ended.
-func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, deadline time.Time, need, tolerate int) (acquired []int, failed map[int]error) {
+func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, deadline time.Time, need, tolerate int, waitable bool) (acquired []int, failed map[int]error) {
 	failed = make(map[int]error, len(idx))
 	if len(idx) == 0 {
 		return nil, failed
@@ -404,13 +406,26 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 		defer t.Stop()
 		stop = t.C
 	}
-	errs, left := 0, len(idx)
+	errs, locked, left := 0, 0, len(idx)
 	file := func(r result) {
 		left--
 		acquired, failed = g.sort(ctx, idx[r.k], r.err, acquired, failed)
-		if r.err != nil && !errors.Is(failed[idx[r.k]], ErrLocked) {
+		switch {
+		case r.err == nil:
+		case errors.Is(failed[idx[r.k]], ErrLocked):
+			locked++
+		default:
 			errs++
 		}
+	}
+	// enough reports whether the group can do without the tries still running: need
+	// acquired, or, when members held by others will be waited for, acquired or held by
+	// others, with no more running than the group can still lose.
+	enough := func() bool {
+		if len(acquired) >= need {
+			return true
+		}
+		return waitable && left <= tolerate && len(acquired)+locked >= need
 	}
 	abandon := func(cause error) {
 		for k := range idx {
@@ -430,7 +445,7 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 			if errs > len(idx)-need {
 				abandon(ErrLocked)
 			}
-			if straggle == nil && left > 0 && (len(acquired) >= need || left <= tolerate) {
+			if straggle == nil && left > 0 && enough() {
 				t := time.NewTimer(max(time.Since(start), stragglerMin))
 				defer t.Stop()
 				straggle = t.C
