@@ -230,7 +230,9 @@ func (r *RedLock) acquired(ctx context.Context, op string, err error) (time.Dura
 // server, whether or not the acquire took it there. It returns nil when at least one lock
 // was released: a lock the owner did not hold is skipped, and one whose server failed is
 // logged by its Client (its hold, never renewed again, ends with its lease). It returns the
-// locks' errors, matching ErrNotHeld when they say so, when no lock was released.
+// locks' errors, matching ErrNotHeld when they say so, when no lock was released. It waits
+// for every lock's release, so a server that does not answer makes it take up to that
+// Client's ReleaseTimeout.
 func (r *RedLock) Unlock(ctx context.Context) error {
 	if _, ok := OwnerFrom(ctx); !ok {
 		return r.fail("Unlock", ErrNoOwner)
