@@ -26,6 +26,7 @@ import (
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
+	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -142,7 +143,15 @@ func TestGroupLocks(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	floor, floorOp := durs(nil), rawGroupOp(t, srvs)
 	for r := range grpUncRounds + 1 {
+		for range grpUncOps {
+			start := time.Now()
+			floorOp(ctx)
+			if r > 0 {
+				floor = append(floor, time.Since(start))
+			}
+		}
 		for _, i := range rand.Perm(len(contenders)) {
 			for range grpUncOps {
 				start := time.Now()
@@ -205,6 +214,8 @@ func TestGroupLocks(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.1f |\n", c.name, us(unc[i].pct(0.5)), us(unc[i].pct(0.99)),
 			ms(ho[1][i].pct(0.5)), ms(ho[1][i].pct(0.99)), ms(ho[16][i].pct(0.5)), ms(ho[16][i].pct(0.99)), cmds[i])
 	}
+	fmt.Fprintf(&b, "| floor: rlock's acquire script on the five servers at once, then its release script (raw, no client bookkeeping) | %s | %s | | | | | 10 |\n",
+		us(floor.pct(0.5)), us(floor.pct(0.99)))
 	ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2f", float64(a)/float64(b)) }
 	fmt.Fprintf(&b, "\nRatios (same run):\n\n")
 	fmt.Fprintf(&b, "- uncontended p50, redsync default / goredisson RedLock: %s (goal ≥ 1: %s); / MultiLock: %s\n",
@@ -333,4 +344,32 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 		require.NoError(t, err)
 	}
 	return samples
+}
+
+// rawGroupOp returns one floor operation: rlock's acquire script sent to every server at
+// once, then its release script (with a fresh unlock latch) to every server at once, each
+// through its own rueidis client, with none of rlock's bookkeeping.
+func rawGroupOp(t *testing.T, srvs []*redistest.Server) func(ctx context.Context) {
+	const name, field = "bench:grp:floor", "00000000-0000-0000-0000-00000000000f:1"
+	rcs := make([]rueidis.Client, len(srvs))
+	for i, srv := range srvs {
+		rcs[i] = srv.Client(t)
+	}
+	channel := keys.LockChannel(name)
+	var n int
+	return func(ctx context.Context) {
+		n++
+		latch := keys.UnlockLatch(name, fmt.Sprintf("floor-%d", n))
+		var wg sync.WaitGroup
+		for _, rc := range rcs {
+			wg.Go(func() { _ = lua.Acquire.Exec(ctx, rc, []string{name}, []string{"30000", field}).Error() })
+		}
+		wg.Wait()
+		for _, rc := range rcs {
+			wg.Go(func() {
+				_ = lua.Release.Exec(ctx, rc, []string{name, channel, latch}, []string{"0", "30000", field, "PUBLISH", "1000"}).Error()
+			})
+		}
+		wg.Wait()
+	}
 }
