@@ -264,13 +264,17 @@ func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
 // round is one pass over the members in order, Redisson's acquisition order: members are
 // acquired in order, a member held by another owner is waited for (through its Client's
 // pub/sub) for the member wait before the next is tried, and the round fails once more
-// members failed than the rule allows. Members that are free are not tried one by one: the
-// members from the current one on are tried at once, a single attempt each; those acquired
+// members failed than the rule allows. A MultiLock's round is multiRound. In a RedLock's,
+// members that are free are not tried one by one: the members from the current one on are
+// tried at once, a single attempt each; those acquired
 // before the first one held by another owner are kept, and those after it are given back,
 // so that the group waits for its members in order, as Redisson's does, and two groups
 // never hold each other's later members while waiting. A failed round gives back what it
 // acquired. It returns the members acquired (at least need) or the round's error.
 func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Time, mlease time.Duration) ([]int, error) {
+	if !g.redlock {
+		return g.multiRound(ctx, wait, deadline, mlease)
+	}
 	n := len(g.members)
 	var acquired []int
 	failed := map[int]error{}
@@ -333,6 +337,63 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 			}
 		}
 		next = first + 1
+	}
+}
+
+// multiRound is round for a MultiLock, which needs every member: the lead member (the first
+// not yet held) is acquired alone, waiting for it with the rest of the wait, and only then
+// are the members after it tried at once. Ten owners trying the group once each then meet
+// on the first member, and one of them gets the group, as with Redisson's one-by-one loop;
+// had they all tried every member at once, each could get one member and none the group.
+func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline time.Time, mlease time.Duration) ([]int, error) {
+	n := len(g.members)
+	var acquired []int
+	var dl time.Time
+	if wait > 0 {
+		dl = deadline
+	}
+	for lead := 0; ; {
+		var w time.Duration
+		if wait > 0 {
+			if w = time.Until(deadline); w <= 0 {
+				g.giveBack(ctx, acquired)
+				return nil, ErrLocked
+			}
+		}
+		if err := g.waitFor(ctx, lead, w, mlease, dl); err != nil {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(map[int]error{lead: err})
+		}
+		acquired = append(acquired, lead)
+		var rest []int
+		for i := lead + 1; i < n; i++ {
+			rest = append(rest, i)
+		}
+		got, miss := g.sweep(ctx, rest, mlease, dl, len(rest), 0, false)
+		first := -1
+		for _, i := range rest {
+			if _, missed := miss[i]; missed {
+				first = i
+				break
+			}
+		}
+		if first < 0 {
+			return append(acquired, got...), nil
+		}
+		var back []int
+		for _, i := range got {
+			if i < first {
+				acquired = append(acquired, i)
+			} else {
+				back = append(back, i)
+			}
+		}
+		g.giveBack(ctx, back)
+		if err := miss[first]; !errors.Is(err, ErrLocked) {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(map[int]error{first: err})
+		}
+		lead = first
 	}
 }
 

@@ -14,11 +14,12 @@ import (
 //
 // The locks are acquired in the order given, as Redisson does: a lock held by another owner
 // is waited for (through its Client's pub/sub) before the ones after it, so that groups over
-// the same locks in the same order never hold each other's later locks while waiting. Free
-// locks are not taken one round trip at a time: the locks from the first missing one on
-// are tried at once, and those taken past one held by another owner are given back before
-// it is waited for. When a lock cannot be acquired within the wait, every lock acquired is
-// given back. Each lock with the watchdog is renewed by its own Client's watchdog.
+// the same locks in the same order never hold each other's later locks while waiting. The
+// first lock not yet held is taken alone, and then the locks after it at once, not one round
+// trip each; those taken past one held by another owner are given back before that one is
+// waited for. Owners that try the group once each thus meet on its first lock, and one of
+// them gets the group. When a lock cannot be acquired within the wait, every lock acquired
+// is given back. Each lock with the watchdog is renewed by its own Client's watchdog.
 //
 // An owner that holds the group re-enters it: each lock's hold count goes up, and each
 // acquire needs its Unlock. Every method is safe for concurrent use.
@@ -139,7 +140,9 @@ func (m *MultiLock) fail(op string, err error) error { return failOn(op, m.g.nam
 // Java RedissonRedLock over the same servers and names excludes it and is woken by its
 // releases.
 //
-// The locks are acquired in order, as in MultiLock, with these differences: each lock held
+// The locks are acquired in order, as in MultiLock, with these differences: all the locks
+// from the first not yet held are tried at once (a RedLock must not wait on one server
+// before it tries the others); each lock held
 // by another owner is waited for at most the wait divided by the number of locks
 // (Redisson's rule); up to n - (n/2+1) locks may fail, for another owner or an error (a
 // server down or stopped), and the acquire succeeds as soon as a majority is held. The

@@ -14,7 +14,7 @@ import (
 // TestMultiLockContention: owners of three applications (each with its own Client per
 // server) contend for one MultiLock over five servers; no two are ever inside at once, each
 // finds every lock held with a count of one when inside, and every Unlock succeeds.
-func TestMultiLockContention(t *testing.T) {
+func TestMultiLockContention(t *testing.T) { // ML-04 over five servers
 	srvs := startServers(t, 5)
 	const name = "multilock:contention"
 	var ov redistest.Overlap

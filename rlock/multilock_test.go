@@ -118,7 +118,7 @@ func TestGroupBadInput(t *testing.T) {
 // TestMultiLockOneServer: a MultiLock over names on one server is all or nothing, re-enters,
 // gives back what it took when a lock is held by another owner, waits for that lock through
 // pub/sub, and its Held context ends with the first lock lost.
-func TestMultiLockOneServer(t *testing.T) {
+func TestMultiLockOneServer(t *testing.T) { // ML-01, ML-03
 	f := newFixture(t, Options{})
 	names := []string{f.name + ":a", f.name + ":b", f.name + ":c"}
 	locks := []*Lock{f.c.NewLock(names[0]), f.c.NewLock(names[1]), f.c.NewLock(names[2])}
@@ -225,7 +225,7 @@ func startServers(t *testing.T, n int) []*redistest.Server {
 
 // TestRedLockBasics: a majority is enough, the validity is reported, a second owner is
 // excluded and woken by the release, and Held ends once the majority is lost.
-func TestRedLockBasics(t *testing.T) {
+func TestRedLockBasics(t *testing.T) { // RD-06, RD-07 shapes
 	srvs := startServers(t, 5)
 	ctx := redistest.Context(t, testTimeout)
 	const name = "redlock:basics"
@@ -303,7 +303,7 @@ func TestRedLockBasics(t *testing.T) {
 // applications (each with its own Client per server) contend for one RedLock; two servers
 // are killed mid-run and exclusion holds and acquisitions go on; with three down an acquire
 // fails with ErrNoQuorum naming the servers, and leaves nothing held on the two alive.
-func TestRedLockServersDown(t *testing.T) {
+func TestRedLockServersDown(t *testing.T) { // RD-01 and RD-08 shapes over five servers
 	srvs := startServers(t, 5)
 	const name = "redlock:down"
 	var apps [][]*Lock
@@ -441,4 +441,71 @@ func TestRedLockPausedServer(t *testing.T) {
 		return true
 	}), "a holds nothing on any server")
 	assert.ErrorIs(t, r.Unlock(a), ErrNotHeld, "a's lease ran out everywhere")
+}
+
+// TestGroupScenarios: Redisson's own MultiLock and RedLock checks (ML-02, RD-05, RD-06), on
+// three names of one server.
+func TestGroupScenarios(t *testing.T) {
+	f := newFixture(t, Options{})
+	names := []string{f.name + ":a", f.name + ":b", f.name + ":c"}
+	locks := []*Lock{f.c.NewLock(names[0]), f.c.NewLock(names[1]), f.c.NewLock(names[2])}
+
+	t.Run("ML-02 one attempt each, one winner", func(t *testing.T) {
+		m, err := NewMultiLock(locks...)
+		require.NoError(t, err)
+		var won atomic.Int32
+		var wg sync.WaitGroup
+		owners := make([]context.Context, 10)
+		for i := range owners {
+			owners[i] = NewOwner(f.base)
+			wg.Go(func() {
+				switch err := m.TryLock(owners[i], 0, 10*time.Second); {
+				case err == nil:
+					won.Add(1)
+				default:
+					assert.ErrorIs(t, err, ErrLocked)
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, int32(1), won.Load(), "exactly one of ten single attempts wins")
+		for _, o := range owners {
+			if held, _, err := m.Held(o); err == nil {
+				_ = held
+				require.NoError(t, m.Unlock(o))
+			}
+		}
+		for _, name := range names {
+			assert.False(t, redistest.Exists(t, f.rc, name), "losers left nothing behind")
+		}
+	})
+
+	t.Run("RD-05 two of three held elsewhere", func(t *testing.T) {
+		r, err := NewRedLock(locks...)
+		require.NoError(t, err)
+		a, b := f.owners()
+		require.NoError(t, locks[0].Lock(b))
+		require.NoError(t, locks[2].Lock(b))
+		_, err = r.TryLock(a, 200*time.Millisecond, 5*time.Second)
+		assert.ErrorIs(t, err, ErrLocked)
+		assert.False(t, redistest.Exists(t, f.rc, names[1]), "the free lock was given back")
+		require.NoError(t, locks[0].Unlock(b))
+		require.NoError(t, locks[2].Unlock(b))
+	})
+
+	t.Run("RD-06 one of three held elsewhere", func(t *testing.T) {
+		r, err := NewRedLock(locks...)
+		require.NoError(t, err)
+		a, b := f.owners()
+		require.NoError(t, locks[1].Lock(b))
+		v, err := r.TryLock(a, 500*time.Millisecond, 5*time.Second)
+		require.NoError(t, err)
+		assert.True(t, v > 4*time.Second && v <= 5*time.Second, "validity %v", v)
+		for _, name := range []string{names[0], names[2]} {
+			ttl := redistest.PTTL(t, f.rc, name)
+			assert.True(t, ttl > 4000 && ttl <= 5000, "%s: PTTL %d, the lease once the majority is held", name, ttl)
+		}
+		require.NoError(t, r.Unlock(a))
+		require.NoError(t, locks[1].Unlock(b))
+	})
 }
