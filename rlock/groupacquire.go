@@ -176,16 +176,7 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 			g.giveBack(ctx, acquired)
 			return nil, g.roundError(mergeErrs(failed, miss))
 		}
-		var keep, back []int
-		for _, i := range acquired {
-			if i < first {
-				keep = append(keep, i)
-			} else {
-				back = append(back, i)
-			}
-		}
-		g.giveBack(ctx, back)
-		acquired = keep
+		acquired = g.keepBefore(ctx, acquired, first)
 		left := time.Until(deadline)
 		if left <= 0 {
 			g.giveBack(ctx, acquired)
@@ -244,21 +235,28 @@ func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline tim
 		if first < 0 {
 			return append(acquired, got...), nil
 		}
-		var back []int
-		for _, i := range got {
-			if i < first {
-				acquired = append(acquired, i)
-			} else {
-				back = append(back, i)
-			}
-		}
-		g.giveBack(ctx, back)
+		acquired = append(acquired, g.keepBefore(ctx, got, first)...)
 		if err := miss[first]; !errors.Is(err, ErrLocked) {
 			g.giveBack(ctx, acquired)
 			return nil, g.roundError(map[int]error{first: err})
 		}
 		lead = first
 	}
+}
+
+// keepBefore returns the members of idx before first, and gives back those after it: a group
+// never holds a later member while it waits for an earlier one.
+func (g *group) keepBefore(ctx context.Context, idx []int, first int) []int {
+	var keep, back []int
+	for _, i := range idx {
+		if i < first {
+			keep = append(keep, i)
+		} else {
+			back = append(back, i)
+		}
+	}
+	g.giveBack(ctx, back)
+	return keep
 }
 
 // mergeErrs returns the errors of failed and miss together.
