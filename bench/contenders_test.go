@@ -18,6 +18,7 @@ import (
 
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
@@ -128,16 +129,21 @@ type redsyncProc struct {
 // ctx bounds the wait (with the default 32 tries a waiter gives up after about 5 s).
 func newRedsyncProc(delay time.Duration) func(testing.TB, *redistest.Server, string) proc {
 	return func(t testing.TB, srv *redistest.Server, id string) proc {
-		p := &redsyncProc{rs: redsync.New(redsyncgoredis.NewPool(newGoRedis(t, srv)))}
-		p.opts = []redsync.Option{redsync.WithTries(math.MaxInt32), redsync.WithRetryDelayFunc(func(int) time.Duration {
-			p.fails.Add(1) // called after each failed attempt, before the sleep
-			if delay > 0 {
-				return delay
-			}
-			return time.Duration(rand.IntN(250-50)+50) * time.Millisecond // redsync's default
-		})}
-		return p
+		return newRedsyncOver(delay, redsyncgoredis.NewPool(newGoRedis(t, srv)))
 	}
+}
+
+// newRedsyncOver is a redsyncProc over pools (one per server; a quorum of them makes a lock).
+func newRedsyncOver(delay time.Duration, pools ...redsyncredis.Pool) *redsyncProc {
+	p := &redsyncProc{rs: redsync.New(pools...)}
+	p.opts = []redsync.Option{redsync.WithTries(math.MaxInt32), redsync.WithRetryDelayFunc(func(int) time.Duration {
+		p.fails.Add(1) // called after each failed attempt, before the sleep
+		if delay > 0 {
+			return delay
+		}
+		return time.Duration(rand.IntN(250-50)+50) * time.Millisecond // redsync's default
+	})}
+	return p
 }
 
 func (p *redsyncProc) lock(ctx context.Context, name string) (func() error, error) {

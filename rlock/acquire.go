@@ -133,6 +133,13 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 // pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed. wait is
 // the acquire's bound, which a fair lock's scripts take.
 func (l *Lock) try(ctx context.Context, field string, lease time.Duration, wait waitBound) (attempt, error) {
+	return l.tryWith(ctx, field, lease, wait, l.evalAcquire)
+}
+
+// tryWith is try, with exec running the acquire script: evalAcquire, which gives back a hold
+// taken after ctx ended, or, for a caller that does that itself, runAcquire.
+func (l *Lock) tryWith(ctx context.Context, field string, lease time.Duration, wait waitBound,
+	exec func(context.Context, acquisition) (rueidis.RedisResult, error)) (attempt, error) {
 	watchdog := lease == 0
 	if watchdog {
 		lease = l.c.opts.WatchdogTimeout
@@ -144,7 +151,7 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration, wait 
 	}
 	return retryUnconfirmed(ctx, func() (attempt, error) {
 		a.sent = time.Now()
-		res, err := l.evalAcquire(ctx, a)
+		res, err := exec(ctx, a)
 		if err != nil {
 			return attempt{}, err
 		}
@@ -266,6 +273,11 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 		}
 		return <-reply, nil
 	}
+}
+
+// execAcquire is runAcquire as tryWith takes it.
+func (l *Lock) execAcquire(ctx context.Context, a acquisition) (rueidis.RedisResult, error) {
+	return l.runAcquire(ctx, a), nil
 }
 
 // runAcquire runs the acquire script. With replica sync it waits for the master's replicas

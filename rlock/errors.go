@@ -124,3 +124,22 @@ func failOn(op, name string, err error) error {
 	}
 	return &opError{op: op, name: name, err: err}
 }
+
+// Errors of groups of locks (NewMultiLock, NewRedLock).
+var (
+	// ErrNoMembers is returned by NewMultiLock and NewRedLock when no lock is given, or a nil
+	// one.
+	ErrNoMembers = errors.New("rlock: group without locks")
+	// ErrDuplicateMember is returned by NewMultiLock and NewRedLock when the same lock (one
+	// name on one rueidis client) is given twice: the group would wait for itself.
+	ErrDuplicateMember = errors.New("rlock: the same lock twice in a group")
+	// ErrMixedMembers is returned by NewMultiLock and NewRedLock when the locks are of
+	// different types (NewLock, NewNonReentrantLock, NewSpinLock), or come from Clients with
+	// different watchdog leases (Options.WatchdogTimeout): a group has one kind of lease.
+	ErrMixedMembers = errors.New("rlock: group mixes lock types or watchdog leases")
+	// ErrNoQuorum is returned by a RedLock acquire that did not get a majority of its locks
+	// within the wait because so many of them failed (servers down or not answering) that
+	// no majority was left; the error joins the locks' own errors. When other owners made
+	// the difference, the acquire returns ErrLocked instead.
+	ErrNoQuorum = errors.New("rlock: no majority of the group's locks acquired")
+)

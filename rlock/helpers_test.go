@@ -135,10 +135,6 @@ func renewing(c *Client, name, field string) bool {
 
 // holdSafeUntil returns the registry's safe-until time of field's hold on name.
 func holdSafeUntil(c *Client, name, field string) time.Time {
-	c.holds.mu.Lock()
-	defer c.holds.mu.Unlock()
-	if h := c.holds.byName[name][field]; h != nil {
-		return h.safeUntil
-	}
-	return time.Time{}
+	t, _ := c.holds.safeUntilOf(name, field)
+	return t
 }

@@ -303,3 +303,21 @@ func (hs *holds) count() int {
 	defer hs.mu.Unlock()
 	return hs.n
 }
+
+// has reports whether field holds name through this client.
+func (hs *holds) has(name, field string) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.byName[name][field] != nil
+}
+
+// safeUntilOf returns the safe-until time of field's hold on name, and false when there is
+// no such hold.
+func (hs *holds) safeUntilOf(name, field string) (time.Time, bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h := hs.byName[name][field]; h != nil {
+		return h.safeUntil, true
+	}
+	return time.Time{}, false
+}

@@ -16,7 +16,7 @@ func TestReadmeCodeIsExampleCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var examples []string
-	for _, f := range []string{"example_test.go", "example_more_test.go"} {
+	for _, f := range []string{"example_test.go", "example_more_test.go", "example_group_test.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -98,10 +98,11 @@ names are stable:
 Exit code 3 when any NAME is neither a lock nor a synchronizer (not_found or other); all
 NAMEs are still printed. force-unlock does not delete read-write locks: use
 ReadLock().ForceUnlock or WriteLock().ForceUnlock, which delete it only in their mode and
-publish its message.`
+publish its message.` + inspectGroupHelp
 
 func (a *app) inspectCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, group bool
+	var servers string
 	cmd := &cobra.Command{
 		Use:   "inspect NAME...",
 		Short: "Show who holds a lock, its hold counts, TTL and waiting clients",
@@ -115,13 +116,24 @@ func (a *app) inspectCommand() *cobra.Command {
   # Client ids of the holders, for a script
   goredisson inspect --json lock:stock:42 | jq -r '.locks[].holders[].client_id'
 
-  # Same lock seen from Java: Redisson's getLock("lock:stock:42") is the same key`,
+  # Same lock seen from Java: Redisson's getLock("lock:stock:42") is the same key
+
+  # A RedLock: one name on five servers
+  goredisson inspect --servers 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379,10.0.0.4:6379,10.0.0.5:6379 res
+
+  # A MultiLock over two names on two servers
+  goredisson inspect --group order:1@10.0.0.1:6379 stock:7@10.0.0.2:6379`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, names []string) error {
 			for _, name := range names {
 				if name == "" {
 					return usagef("empty lock name")
 				}
+			}
+			if group || servers != "" {
+				ctx, cancel := a.stepContext(cmd.Context())
+				defer cancel()
+				return a.inspectGroup(ctx, a.stdout, names, servers, asJSON)
 			}
 			t, _, err := a.target(defaultRedis)
 			if err != nil {
@@ -167,5 +179,7 @@ func (a *app) inspectCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (field names documented above) instead of text")
+	cmd.Flags().BoolVar(&group, "group", false, "the NAMEs (NAME or NAME@HOST:PORT) are the locks of one group (MultiLock, RedLock)")
+	cmd.Flags().StringVar(&servers, "servers", "", "comma-separated HOST:PORT list: each NAME on every one of them, as one group (implies --group)")
 	return cmd
 }

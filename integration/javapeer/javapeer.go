@@ -76,6 +76,7 @@ type config struct {
 	username     string
 	password     string
 	caPEM        string
+	group        []string
 }
 
 // Option configures Start.
@@ -102,6 +103,10 @@ func WithAuth(username, password string) Option {
 // WithCA makes the peer trust only the CA certificates of a PEM file, for a rediss://
 // address (single server only).
 func WithCA(pemFile string) Option { return func(c *config) { c.caPEM = pemFile } }
+
+// WithGroup gives the peer one more Redisson client per single-server address
+// (redis://host:port), for its multilock.* and redlock.* commands.
+func WithGroup(addrs ...string) Option { return func(c *config) { c.group = addrs } }
 
 // WithStartTimeout bounds the wait for the peer's "ready" line (default 60s).
 func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
@@ -167,6 +172,9 @@ func Start(t testing.TB, jar string, redisAddr string, opts ...Option) *Peer {
 		if cfg.caPEM != "" {
 			args = append(args, "--ca-pem="+cfg.caPEM)
 		}
+	}
+	if len(cfg.group) > 0 {
+		args = append(args, "--group="+strings.Join(cfg.group, ","))
 	}
 	if cfg.watchdog > 0 {
 		args = append(args, "--watchdog-ms="+strconv.FormatInt(cfg.watchdog.Milliseconds(), 10))

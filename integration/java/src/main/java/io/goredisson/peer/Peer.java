@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -24,6 +25,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.redisson.Redisson;
+import org.redisson.RedissonMultiLock;
+import org.redisson.RedissonRedLock;
 import org.redisson.api.RAtomicLong;
 import org.redisson.api.RBucket;
 import org.redisson.api.RCountDownLatch;
@@ -55,17 +58,21 @@ import org.redisson.config.SingleServerConfig;
  * {@code --username}, {@code --password} [PEER_USERNAME, PEER_PASSWORD] single server: the ACL user;
  * {@code --ca-pem} [PEER_CA_PEM] single server: a PEM file of CA certificates to trust for rediss://;
  * {@code --watchdog-ms} [PEER_WATCHDOG_MS] lockWatchdogTimeout, default Redisson's 30000;
+ * {@code --group} [PEER_GROUP] comma-separated single-server addresses, one more RedissonClient
+ * each, for the multilock.* and redlock.* commands;
  * {@code --log-level} [PEER_LOG_LEVEL] slf4j-simple level on stderr, default warn.
  */
 public final class Peer {
     private static final String VOID = "-";
 
     private final RedissonClient redisson;
+    private final List<RedissonClient> group; // --group: one client per server
     private final PrintStream out;
     private final Map<String, Owner> owners = new HashMap<>(); // touched by the stdin thread only
 
-    private Peer(RedissonClient redisson, PrintStream out) {
+    private Peer(RedissonClient redisson, List<RedissonClient> group, PrintStream out) {
         this.redisson = redisson;
+        this.group = group;
         this.out = out;
     }
 
@@ -108,7 +115,20 @@ public final class Peer {
             }
         }
 
-        Peer peer = new Peer(Redisson.create(config), protocol);
+        List<RedissonClient> group = new ArrayList<>();
+        String groupAddrs = opt(opts, "group", "PEER_GROUP", "");
+        if (!groupAddrs.isEmpty()) {
+            for (String addr : groupAddrs.split(",")) {
+                Config c = new Config();
+                if (!watchdog.isEmpty()) {
+                    c.setLockWatchdogTimeout(Long.parseLong(watchdog));
+                }
+                c.useSingleServer().setAddress(addr);
+                group.add(Redisson.create(c));
+            }
+        }
+
+        Peer peer = new Peer(Redisson.create(config), group, protocol);
         peer.reply("ready");
         peer.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
     }
@@ -153,6 +173,9 @@ public final class Peer {
             owners.computeIfAbsent(f[1], Owner::new).queue.add(r);
         }
         redisson.shutdown(0, 2, TimeUnit.SECONDS);
+        for (RedissonClient c : group) {
+            c.shutdown(0, 2, TimeUnit.SECONDS);
+        }
         System.exit(0);
     }
 
@@ -169,6 +192,7 @@ public final class Peer {
     private final class Owner implements Runnable {
         final BlockingQueue<Request> queue = new LinkedBlockingQueue<>();
         final Map<String, RLock> locks = new HashMap<>(); // one RLock object per name, as in normal Java code
+        final Map<String, RLock> groups = new HashMap<>(); // one multilock/redlock object per type and names
 
         Owner(String name) {
             Thread t = new Thread(this, "owner-" + name);
@@ -202,6 +226,9 @@ public final class Peer {
             }
             if (type.equals("xsem")) {
                 return expirableSemaphore(cmd, a);
+            }
+            if (type.equals("multilock") || type.equals("redlock")) {
+                return group(type, cmd, a);
             }
             if (type.equals("fenced")) {
                 String token = fenced(cmd, a);
@@ -371,6 +398,61 @@ public final class Peer {
                 }
                 default:
                     throw new IllegalArgumentException("unknown expirable semaphore command: " + cmd);
+            }
+        }
+
+        /**
+         * multilock.CMD NAMES ... / redlock.CMD NAMES ...: a RedissonMultiLock or RedissonRedLock.
+         * NAMES is comma-separated: one name means that name on every --group server; as many
+         * names as --group servers, name i on server i; otherwise every name on the main client.
+         */
+        private String group(String type, String cmd, String[] a) throws Exception {
+            need(a, 1);
+            String key = type + ":" + a[0];
+            RLock g = groups.get(key);
+            if (g == null) {
+                String[] names = a[0].split(",");
+                List<RLock> members = new ArrayList<>();
+                if (names.length == 1 && !group.isEmpty()) {
+                    for (RedissonClient c : group) {
+                        members.add(c.getLock(names[0]));
+                    }
+                } else if (names.length == group.size()) {
+                    for (int i = 0; i < names.length; i++) {
+                        members.add(group.get(i).getLock(names[i]));
+                    }
+                } else {
+                    for (String n : names) {
+                        members.add(redisson.getLock(n));
+                    }
+                }
+                RLock[] arr = members.toArray(new RLock[0]);
+                g = type.equals("redlock") ? new RedissonRedLock(arr) : new RedissonMultiLock(arr);
+                groups.put(key, g);
+            }
+            switch (cmd) {
+                case "lock": {
+                    long lease = a.length > 1 ? Long.parseLong(a[1]) : -1;
+                    if (lease == -1) {
+                        g.lock();
+                    } else {
+                        g.lock(lease, TimeUnit.MILLISECONDS);
+                    }
+                    return "true";
+                }
+                case "trylock":
+                    if (a.length == 1) {
+                        return String.valueOf(g.tryLock());
+                    }
+                    need(a, 3);
+                    return String.valueOf(g.tryLock(Long.parseLong(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                case "unlock":
+                    g.unlock();
+                    return VOID;
+                case "isheld":
+                    return String.valueOf(g.isHeldByCurrentThread());
+                default:
+                    throw new IllegalArgumentException("unknown " + type + " command: " + cmd);
             }
         }
 

@@ -1,0 +1,484 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/goredisson/goredisson/internal/backoff"
+)
+
+// How a group (MultiLock, RedLock) is acquired: Redisson's rounds over the members in order,
+// with the free members tried at once (sweep) and a member held by another owner waited for
+// through its Client's waiting core (waitFor).
+
+// errNoReply is the error of a member whose server did not answer before the wait ended.
+var errNoReply = errors.New("rlock: no reply before the wait ended")
+
+// memberGrace is how long past the wait a member's request may still be answered before it
+// is abandoned (a stopped server answers nothing).
+const memberGrace = 100 * time.Millisecond
+
+// stragglerMin is the least time a sweep gives its slowest members once it could do
+// without them.
+const stragglerMin = 2 * time.Millisecond
+
+// acquire acquires the group for ctx's owner within wait (unbounded: until ctx ends) with
+// lease (zero: each member's watchdog). An owner that holds the group already re-enters the
+// members it holds.
+func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration) error {
+	o, ok := OwnerFrom(ctx)
+	if !ok {
+		return ErrNoOwner
+	}
+	for i, l := range g.members {
+		if err := l.check(); err != nil {
+			return g.memberErr(i, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if held := g.heldBy(o); len(held) >= g.need {
+		return g.reenter(ctx, held, lease)
+	}
+	if wait.limited {
+		return g.tryFor(ctx, wait.d, lease)
+	}
+	var last error
+	for {
+		err := g.tryFor(ctx, lockWait(len(g.members), lease), lease)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			if last != nil && !errors.Is(last, ErrLocked) {
+				return fmt.Errorf("%w (last failure: %w)", ctx.Err(), last)
+			}
+			return ctx.Err()
+		}
+		last = err
+	}
+}
+
+// heldBy returns the members that owner o holds, by the members' hold registries.
+func (g *group) heldBy(o Owner) []int {
+	var held []int
+	for i, l := range g.members {
+		if l.c.holds.has(l.name, l.c.field(o)) {
+			held = append(held, i)
+		}
+	}
+	return held
+}
+
+// reenter acquires once more each member in held, which the owner holds: all of them, or
+// none (those re-entered are given back).
+func (g *group) reenter(ctx context.Context, held []int, lease time.Duration) error {
+	acquired, failed := g.sweep(ctx, held, lease, time.Time{}, len(held), 0, false)
+	if len(acquired) == len(held) {
+		if lease > 0 {
+			g.setLease(ctx, acquired, lease)
+		}
+		return nil
+	}
+	g.giveBack(ctx, acquired)
+	return g.roundError(failed)
+}
+
+// tryFor is one bounded acquire, Redisson's tryLock(wait, lease): rounds until one holds the
+// group or the wait has passed; a round that failed for errors (not for other owners) is
+// followed by a pause. With an explicit lease, every member's lease is then set to it.
+func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
+	deadline := time.Now().Add(wait)
+	mlease := memberLease(wait, lease)
+	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
+	for {
+		acquired, err := g.round(ctx, wait, deadline, mlease)
+		if err == nil {
+			if lease > 0 {
+				g.setLease(ctx, acquired, lease)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if wait <= 0 || !time.Now().Before(deadline) {
+			return err
+		}
+		if !errors.Is(err, ErrLocked) {
+			dctx, cancel := context.WithDeadline(ctx, deadline)
+			ok := retry.Wait(dctx)
+			cancel()
+			if !ok {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return err
+			}
+		}
+	}
+}
+
+// round is one pass over the members in order, Redisson's acquisition order: members are
+// acquired in order, a member held by another owner is waited for (through its Client's
+// pub/sub) for the member wait before the next is tried, and the round fails once more
+// members failed than the rule allows. A MultiLock's round is multiRound. In a RedLock's,
+// members that are free are not tried one by one: the members from the current one on are
+// tried at once, a single attempt each; those acquired
+// before the first one held by another owner are kept, and those after it are given back,
+// so that the group waits for its members in order, as Redisson's does, and two groups
+// never hold each other's later members while waiting. A failed round gives back what it
+// acquired. It returns the members acquired (at least need) or the round's error.
+func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Time, mlease time.Duration) ([]int, error) {
+	if !g.redlock {
+		return g.multiRound(ctx, wait, deadline, mlease)
+	}
+	n := len(g.members)
+	var acquired []int
+	failed := map[int]error{}
+	mwait := g.memberWait(wait)
+	for next := 0; ; {
+		var rest []int
+		for i := next; i < n; i++ {
+			if _, f := failed[i]; !f {
+				rest = append(rest, i)
+			}
+		}
+		sweepDeadline := time.Time{}
+		if wait > 0 {
+			sweepDeadline = deadline
+		}
+		got, miss := g.sweep(ctx, rest, mlease, sweepDeadline, g.need-len(acquired), n-g.need-len(failed), wait > 0)
+		acquired = append(acquired, got...)
+		first := -1 // the first member held by another owner
+		for _, i := range rest {
+			err, missed := miss[i]
+			switch {
+			case !missed:
+			case errors.Is(err, ErrLocked):
+				if first < 0 {
+					first = i
+				}
+			default:
+				failed[i] = err
+			}
+		}
+		if len(acquired) >= g.need {
+			return acquired, nil
+		}
+		if len(failed) > n-g.need || first < 0 || wait <= 0 {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(mergeErrs(failed, miss))
+		}
+		acquired = g.keepBefore(ctx, acquired, first)
+		left := time.Until(deadline)
+		if left <= 0 {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(map[int]error{first: ErrLocked})
+		}
+		if err := g.waitFor(ctx, first, min(mwait, left), mlease, deadline); err == nil {
+			acquired = append(acquired, first)
+		} else {
+			failed[first] = err
+			if len(failed) > n-g.need {
+				g.giveBack(ctx, acquired)
+				return nil, g.roundError(failed)
+			}
+		}
+		next = first + 1
+	}
+}
+
+// multiRound is round for a MultiLock, which needs every member: the lead member (the first
+// not yet held) is acquired alone, waiting for it with the rest of the wait, and only then
+// are the members after it tried at once. Ten owners trying the group once each then meet
+// on the first member, and one of them gets the group, as with Redisson's one-by-one loop;
+// had they all tried every member at once, each could get one member and none the group.
+func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline time.Time, mlease time.Duration) ([]int, error) {
+	n := len(g.members)
+	var acquired []int
+	var dl time.Time
+	if wait > 0 {
+		dl = deadline
+	}
+	for lead := 0; ; {
+		var w time.Duration
+		if wait > 0 {
+			if w = time.Until(deadline); w <= 0 {
+				g.giveBack(ctx, acquired)
+				return nil, ErrLocked
+			}
+		}
+		if err := g.waitFor(ctx, lead, w, mlease, dl); err != nil {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(map[int]error{lead: err})
+		}
+		acquired = append(acquired, lead)
+		var rest []int
+		for i := lead + 1; i < n; i++ {
+			rest = append(rest, i)
+		}
+		got, miss := g.sweep(ctx, rest, mlease, dl, len(rest), 0, false)
+		first := -1
+		for _, i := range rest {
+			if _, missed := miss[i]; missed {
+				first = i
+				break
+			}
+		}
+		if first < 0 {
+			return append(acquired, got...), nil
+		}
+		acquired = append(acquired, g.keepBefore(ctx, got, first)...)
+		if err := miss[first]; !errors.Is(err, ErrLocked) {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(map[int]error{first: err})
+		}
+		lead = first
+	}
+}
+
+// keepBefore returns the members of idx before first, and gives back those after it: a group
+// never holds a later member while it waits for an earlier one.
+func (g *group) keepBefore(ctx context.Context, idx []int, first int) []int {
+	var keep, back []int
+	for _, i := range idx {
+		if i < first {
+			keep = append(keep, i)
+		} else {
+			back = append(back, i)
+		}
+	}
+	g.giveBack(ctx, back)
+	return keep
+}
+
+// mergeErrs returns the errors of failed and miss together.
+func mergeErrs(failed, miss map[int]error) map[int]error {
+	all := make(map[int]error, len(failed)+len(miss))
+	for i, err := range miss {
+		all[i] = err
+	}
+	for i, err := range failed {
+		all[i] = err
+	}
+	return all
+}
+
+// sweep tries each member of idx once, at once, with lease mlease, and returns the members
+// acquired and the errors of the others. Each try runs the acquire script on a goroutine of
+// its member's Client, bounded by ReleaseTimeout but not by ctx. The sweep stops waiting
+// once need of them are acquired, or, when waitable (members held by others will be waited
+// for), need are acquired or held by others and no more than tolerate (the failures the
+// group can still afford) are still running, and those still running had as long again as
+// the others took (a stopped server must not hold up a RedLock; a running one gets its turn
+// too); once
+// so many failed for errors that need cannot be reached; at deadline plus memberGrace (when
+// not zero); or when ctx ends. A try still running then is abandoned, and gives back the
+// hold it takes. An abandoned member counts as held by another owner (ErrLocked) when need
+// was reached, and otherwise fails with errNoReply; ctx's error when ctx ended.
+func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, deadline time.Time, need, tolerate int, waitable bool) (acquired []int, failed map[int]error) {
+	failed = make(map[int]error, len(idx))
+	if len(idx) == 0 {
+		return nil, failed
+	}
+	o, _ := OwnerFrom(ctx)
+	const (
+		pending int32 = iota
+		delivered
+		abandoned
+	)
+	type result struct {
+		k   int
+		err error
+	}
+	states := make([]atomic.Int32, len(idx))
+	results := make(chan result, len(idx))
+	start := time.Now()
+	for k, i := range idx {
+		l := g.members[i]
+		if !l.c.goBackground(func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+			defer cancel()
+			a, err := l.tryWith(rctx, l.c.field(o), mlease, bounded(0), l.execAcquire)
+			l.c.obs.acquireDone(ctx, start, err)
+			if err == nil && !a.acquired {
+				err = ErrLocked
+			}
+			if states[k].CompareAndSwap(pending, delivered) {
+				results <- result{k, err}
+			} else if err == nil {
+				uerr := l.unlock(rctx)
+				l.c.obs.log.Debug("rlock: gave back a group member acquired after the group stopped waiting", "lock", l.name, "error", uerr)
+			}
+		}) {
+			states[k].Store(delivered)
+			results <- result{k, ErrClosed}
+		}
+	}
+	need = min(need, len(idx))
+	var stop, straggle <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline.Add(memberGrace)))
+		defer t.Stop()
+		stop = t.C
+	}
+	errs, locked, left := 0, 0, len(idx)
+	file := func(r result) {
+		left--
+		acquired, failed = g.sort(ctx, idx[r.k], r.err, acquired, failed)
+		switch {
+		case r.err == nil:
+		case errors.Is(failed[idx[r.k]], ErrLocked):
+			locked++
+		default:
+			errs++
+		}
+	}
+	// enough reports whether the group can do without the tries still running: need
+	// acquired, or, when members held by others will be waited for, acquired or held by
+	// others, with no more running than the group can still lose.
+	enough := func() bool {
+		if len(acquired) >= need {
+			return true
+		}
+		return waitable && left <= tolerate && len(acquired)+locked >= need
+	}
+	abandon := func(cause error) {
+		for k := range idx {
+			if states[k].CompareAndSwap(pending, abandoned) {
+				left--
+				failed[idx[k]] = cause
+			}
+		}
+		for left > 0 { // delivered before they could be abandoned
+			file(<-results)
+		}
+	}
+	for left > 0 {
+		select {
+		case r := <-results:
+			file(r)
+			if errs > len(idx)-need {
+				abandon(ErrLocked)
+			}
+			if straggle == nil && left > 0 && enough() {
+				t := time.NewTimer(max(time.Since(start), stragglerMin))
+				defer t.Stop()
+				straggle = t.C
+			}
+		case <-straggle:
+			if len(acquired) >= need {
+				abandon(ErrLocked)
+			} else {
+				abandon(errNoReply)
+			}
+		case <-stop:
+			abandon(errNoReply)
+		case <-ctx.Done():
+			abandon(ctx.Err())
+		}
+	}
+	slices.Sort(acquired)
+	return acquired, failed
+}
+
+// waitFor acquires member i, waiting at most wait for another owner (through its Client's
+// pub/sub), with lease mlease, the request bounded at deadline plus memberGrace when
+// deadline is not zero (a stopped server answers nothing). It returns nil when acquired,
+// or the member's error as sort files it.
+func (g *group) waitFor(ctx context.Context, i int, wait time.Duration, mlease time.Duration, deadline time.Time) error {
+	actx := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithDeadline(ctx, deadline.Add(memberGrace))
+		defer cancel()
+	}
+	_, err := g.members[i].acquire(actx, bounded(wait), mlease)
+	_, failed := g.sort(ctx, i, err, nil, map[int]error{})
+	return failed[i]
+}
+
+// sort files member i's outcome err under acquired or failed. The member's own cancellation
+// (not ctx's) counts as ErrLocked, its deadline as errNoReply; a transport error, after
+// which the member may hold the lock without knowing it, is followed by a release (forget;
+// Redisson unlocks a member whose reply timed out).
+func (g *group) sort(ctx context.Context, i int, err error, acquired []int, failed map[int]error) ([]int, map[int]error) {
+	switch {
+	case err == nil:
+		return append(acquired, i), failed
+	case ctx.Err() == nil && errors.Is(err, context.Canceled):
+		err = ErrLocked
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		err = errNoReply
+	case uncertain(err):
+		g.forget(ctx, i)
+	}
+	failed[i] = err
+	return acquired, failed
+}
+
+// forget releases a hold that member i's failed request may have taken for ctx's owner,
+// bounded by ReleaseTimeout, unless the owner holds the member (then the hold is the
+// registry's). It runs before the round goes on, so that it never releases a hold the owner
+// takes later in the same acquire.
+func (g *group) forget(ctx context.Context, i int) {
+	l := g.members[i]
+	o, _ := OwnerFrom(ctx)
+	field := l.c.field(o)
+	if l.c.holds.has(l.name, field) {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	defer cancel()
+	_, err := l.release(rctx, field, false, false)
+	l.c.obs.log.Debug("rlock: released a group member whose acquire failed in flight", "lock", l.name, "holder", field, "error", err)
+}
+
+// uncertain reports whether err, from a member's acquire, leaves unknown whether the acquire
+// script ran: a transport error after the request may have been sent (not a reply, not a
+// dial that failed, not one of rlock's own outcomes).
+func uncertain(err error) bool {
+	if !transient(err) {
+		return false
+	}
+	for _, known := range []error{ErrLocked, ErrClosed, ErrReentry, ErrNotReplicated, errUnconfirmed, errNoReply,
+		context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, known) {
+			return false
+		}
+	}
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
+}
+
+// roundError is the error of a round that failed with these members' errors: ErrLocked
+// when every one was held by another owner, or in a RedLock when the others alone would
+// have left a majority (other owners made the difference); otherwise, in a RedLock, ErrNoQuorum with the
+// members' errors, and in a MultiLock the first member's error, naming the member.
+func (g *group) roundError(failed map[int]error) error {
+	idx := make([]int, 0, len(failed))
+	for i, err := range failed {
+		if !errors.Is(err, ErrLocked) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 || (g.redlock && len(idx) <= len(g.members)-g.need) {
+		return ErrLocked
+	}
+	slices.Sort(idx)
+	if !g.redlock {
+		return g.memberErr(idx[0], failed[idx[0]])
+	}
+	errs := []error{ErrNoQuorum}
+	for _, i := range idx {
+		errs = append(errs, g.memberErr(i, failed[i]))
+	}
+	return joinLine(errs...)
+}
