@@ -10,22 +10,31 @@ package lua
 //	ARGV[3] holder field "<client-uuid>:<owner-id>"
 //	ARGV[4] publish command: "PUBLISH" or "SPUBLISH", or "" to publish nothing (spin lock)
 //	ARGV[5] latch TTL in milliseconds
-//	ARGV[6] optional second publish command
+//	ARGV[6] optional: "1" when the request is sent again, anything else (or nothing) on its
+//	        first attempt
+//	ARGV[7] optional second publish command
 //
-// If the latch exists, its stored reply is returned unchanged: a retry of the same request
-// replays the first result. Otherwise, when the field does not hold the lock the reply is
-// nil (not held). The field's count is decremented; when holds remain the TTL is set to the
-// lease (unless it is "0") and the reply is 0; when none remain the key is deleted, ARGV[1] is published on the
-// channel and the reply is 1. Replies 0 and 1 are also stored in the latch.
+// On a retry (ARGV[6] "1") a latch that exists is replied unchanged: the retry replays the
+// first result. A first attempt does not look, since its request id is new. Otherwise, when
+// the field does not hold the lock the reply is nil (not held). With holds remaining the
+// field's count is decremented, the TTL is set to the lease (unless it is "0"), the reply 0
+// is stored in the latch and replied. At the last hold the key is deleted, ARGV[1] is
+// published on the channel and the reply is 1, with no latch: a retry of a full release
+// finds the field gone and replies nil, which its caller, who knows it was the last hold,
+// reads as released. Only a partial release could count twice, so only it needs a latch.
 var Release = newScript(`
-local replay = redis.call('get', KEYS[3])
-if replay then
-	return tonumber(replay)
+if ARGV[6] == '1' then
+	local replay = redis.call('get', KEYS[3])
+	if replay then
+		return tonumber(replay)
+	end
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+local count = redis.call('hget', KEYS[1], ARGV[3])
+if not count then
 	return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+if tonumber(count) > 1 then
+	redis.call('hincrby', KEYS[1], ARGV[3], -1)
 	if ARGV[2] ~= '0' then
 		redis.call('pexpire', KEYS[1], ARGV[2])
 	end
@@ -36,10 +45,9 @@ redis.call('del', KEYS[1])
 if ARGV[4] ~= '' then
 	redis.call(ARGV[4], KEYS[2], ARGV[1])
 end
-if ARGV[6] then
-	redis.call(ARGV[6], KEYS[2], ARGV[1])
+if ARGV[7] then
+	redis.call(ARGV[7], KEYS[2], ARGV[1])
 end
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
 `, false)
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -206,43 +205,32 @@ type acquisition struct {
 	sent    time.Time     // when the script was sent, at the latest
 }
 
-// evalAcquire runs the acquire script. If ctx ends before the reply arrives, it returns
-// ctx.Err() at once; the reply is then awaited in the background (at most ReleaseTimeout)
-// and a hold the script took is given back, so that an abandoned acquire never leaves the
-// lock held or renewed.
+// evalAcquire runs the acquire script on the caller's goroutine. A ctx that can end does
+// not cancel the request, which would lose its reply: the script is sent with ctx's values
+// under a bound of ReleaseTimeout, so the call returns when the reply arrives, one round
+// trip after ctx ended at most, or when that bound passes on a stalled connection. If ctx
+// ended by then, it returns ctx.Err(), and a hold the script took is given back in the
+// background, never recorded or renewed.
 func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisResult, error) {
 	if ctx.Done() == nil {
 		return l.runAcquire(ctx, a), nil
 	}
-	const (
-		pending int32 = iota
-		delivered
-		abandoned
-	)
-	var state atomic.Int32
-	reply := make(chan rueidis.RedisResult, 1)
-	started := l.c.goBackground(func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
-		defer cancel()
-		res := l.runAcquire(rctx, a)
-		reply <- res
-		if !state.CompareAndSwap(pending, delivered) && l.acquiredBy(res) {
-			err := l.giveBack(rctx, a)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	defer cancel()
+	res := l.runAcquire(rctx, a)
+	if ctx.Err() == nil {
+		return res, nil
+	}
+	if l.acquiredBy(res) {
+		giveBack := func() {
+			err := l.giveBack(ctx, a)
 			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", a.field, "error", err)
 		}
-	})
-	if !started {
-		return rueidis.RedisResult{}, ErrClosed
-	}
-	select {
-	case res := <-reply:
-		return res, nil
-	case <-ctx.Done():
-		if state.CompareAndSwap(pending, abandoned) {
-			return rueidis.RedisResult{}, ctx.Err()
+		if !l.c.goBackground(giveBack) {
+			giveBack() // the client is closed: give it back before returning
 		}
-		return <-reply, nil
 	}
+	return rueidis.RedisResult{}, ctx.Err()
 }
 
 // runAcquire runs the acquire script. With replica sync it waits for the master's replicas
@@ -279,7 +267,7 @@ func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResul
 func (l *Lock) giveBack(ctx context.Context, a acquisition) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	r, err := l.release(ctx, a.field, false, false)
+	r, err := l.release(ctx, a.field, false, true, false)
 	if err == nil && r == partial {
 		l.c.holds.leaseReset(l.name, a.field, a.sent, a.lease)
 	}

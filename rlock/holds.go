@@ -145,13 +145,14 @@ func (hs *holds) gone(name, field string, id uint64) {
 // unlocking records that one acquisition of field on name is being released, before the
 // release request is sent: the final one stops the hold's renewal first, so that a released
 // lock is never renewed again. It reports whether the hold is renewed by the watchdog (a
-// partial release then resets the watchdog lease).
-func (hs *holds) unlocking(name, field string) (watchdog bool) {
+// partial release then resets the watchdog lease), and whether this was the hold's last
+// acquisition (false when the table has no such hold).
+func (hs *holds) unlocking(name, field string) (watchdog, final bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h := hs.byName[name][field]
 	if h == nil {
-		return false
+		return false, false
 	}
 	h.count--
 	watchdog = h.watchdog
@@ -159,7 +160,7 @@ func (hs *holds) unlocking(name, field string) (watchdog bool) {
 		h.watchdog = false
 		hs.wheel.Remove(name, field)
 	}
-	return watchdog
+	return watchdog, h.count <= 0
 }
 
 // leaseReset records a partial release, sent at sent, that set the key's TTL to lease.

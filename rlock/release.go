@@ -47,9 +47,9 @@ func (l *Lock) unlock(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	watchdog := l.c.holds.unlocking(l.name, field)
+	watchdog, final := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
-	r, err := l.release(ctx, field, watchdog, true)
+	r, err := l.release(ctx, field, watchdog, final, true)
 	if errors.Is(err, errUnconfirmed) {
 		l.c.obs.log.Warn("rlock: no replica confirmed an unlock; the master released the hold, but a failover before the replicas catch up can bring it back until its lease ends",
 			"lock", l.name, "owner", field, "error", err)
@@ -83,12 +83,22 @@ const (
 	released                      // the last hold released: key deleted, "0" published
 )
 
+// Arguments of the release script that say whether its request is sent again (ARGV[6]).
+const (
+	firstAttempt = "0"
+	retried      = "1"
+)
+
 // release runs the release script for field, retrying transport errors with one request id
 // until ctx ends. A partial release sets the watchdog lease again when watchdog is true and
-// keeps the key's TTL otherwise. With sync and replica sync on, it waits for the replicas
-// (see execRelease) and returns the result with an error matching errUnconfirmed when none
-// confirmed it. It does not touch the hold registry.
-func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (releaseResult, error) {
+// keeps the key's TTL otherwise. final tells that the caller expects this release to be the
+// owner's last hold (the table of holds counted one left): a retry that finds neither the
+// field nor a latch then reports it released, since the script writes no latch for a full
+// release (see lua.Release); a partial release's retry replays its latch. With sync and
+// replica sync on, it waits for the replicas (see execRelease) and returns the result with
+// an error matching errUnconfirmed when none confirmed it. It does not touch the hold
+// registry.
+func (l *Lock) release(ctx context.Context, field string, watchdog, final, sync bool) (releaseResult, error) {
 	latch := keys.UnlockLatch(l.name, newRequestID())
 	lease := "0" // keep an explicit lease's TTL
 	if watchdog {
@@ -97,7 +107,7 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 	ks := []string{l.name, l.channel, latch}
 	pub := l.publishes()
 	args := append([]string{"0", lease, field, pub[0],
-		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, pub[1:]...)
+		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10), firstAttempt}, pub[1:]...)
 	var res rueidis.RedisResult
 	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
@@ -106,25 +116,32 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (
 		if !transient(res.Error()) || !retry.Wait(ctx) {
 			break
 		}
+		args[5] = retried
 	}
-	defer l.c.latches.add(latch)
 	n, err := res.AsInt64()
 	switch {
+	case rueidis.IsRedisNil(err) && args[5] == retried && final:
+		return released, nil // the lost first attempt released it: a full release leaves no latch
 	case rueidis.IsRedisNil(err):
 		return notHeld, nil
 	case err != nil:
+		if transient(err) {
+			l.c.latches.add(latch) // a partial release may have written it
+		}
 		return 0, err
 	case n == 1:
 		return released, unconfirmed
 	}
+	l.c.latches.add(latch)
 	return partial, unconfirmed
 }
 
 // execRelease runs the release script once. With sync and replica sync on, WAIT follows it
-// on the same connection, and a release that no replica confirmed is run again there with
-// the same latch, which replays the first result and leaves the connection's last write the
-// release itself for the next WAIT: replicaSyncTries tries in all, the error of the last
-// one returned.
+// on the same connection, and a release that no replica confirmed is sent again there as a
+// retry of the same request, which writes nothing (a partial release's latch replays its
+// result; a full release finds the field gone) and so leaves the connection's last write
+// the release itself for the next WAIT: replicaSyncTries tries in all. The first try's
+// reply is returned, with the unconfirmed error of the last try.
 func (l *Lock) execRelease(ctx context.Context, ks, args []string, sync bool) (rueidis.RedisResult, error) {
 	if !sync || l.c.replicas == nil {
 		return lua.Release.Exec(ctx, l.c.rc, ks, args), nil
@@ -133,19 +150,33 @@ func (l *Lock) execRelease(ctx context.Context, ks, args []string, sync bool) (r
 }
 
 // execReleaseSynced is execRelease with replica sync. It copies ks and args, so that they
-// stay on the caller's stack on the path without sync.
-func (l *Lock) execReleaseSynced(ctx context.Context, ks, args []string) (res rueidis.RedisResult, unconfirmed error) {
+// stay on the caller's stack on the path without sync. The first reply the script gave is
+// kept, also when replicas.with runs fn again after a redirect, and every later send is a
+// retry of the request.
+func (l *Lock) execReleaseSynced(ctx context.Context, ks, args []string) (first rueidis.RedisResult, unconfirmed error) {
 	cks, cargs := slices.Clone(ks), slices.Clone(args)
+	replied := false
 	l.c.replicas.with(ctx, l.name, func(c *syncedConn) rueidis.RedisResult {
 		retry := newSyncRetry()
 		for tries := 1; ; tries++ {
-			res, unconfirmed = c.exec(ctx, lua.Release, cks, cargs)
-			if unconfirmed == nil || res.Error() != nil || tries == replicaSyncTries || !retry.Wait(ctx) {
+			res, err := c.exec(ctx, lua.Release, cks, cargs)
+			switch {
+			case failed(res) && !replied:
+				first = res
+				return res
+			case failed(res):
+				return res // unconfirmed stays what the last WAIT said
+			case !replied:
+				first, replied = res, true
+				cargs[5] = retried
+			}
+			unconfirmed = err
+			if err == nil || tries == replicaSyncTries || !retry.Wait(ctx) {
 				return res
 			}
 		}
 	})
-	return res, unconfirmed
+	return first, unconfirmed
 }
 
 // ForceUnlock deletes the lock whoever holds it, Java or Go, and publishes "0" so that
