@@ -47,6 +47,7 @@ type Wheel struct {
 type entry struct {
 	name      string
 	holds     []hold
+	one       [1]hold // holds' first array: a name is rarely renewed for more than one field
 	due       int64 // tick at which the next renewal is due
 	scheduled bool
 }
@@ -110,6 +111,7 @@ func (w *Wheel) Add(name, field string, id uint64) {
 	e := w.entries[name]
 	if e == nil {
 		e = &entry{name: name}
+		e.holds = e.one[:0]
 		w.entries[name] = e
 		w.schedule(e, max(w.clock(), w.now)+w.n)
 		if w.idle {

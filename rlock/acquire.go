@@ -3,6 +3,7 @@ package rlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,11 +123,13 @@ func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease tim
 // acquisition that no replica confirmed has been given back and is tried again after a
 // pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed.
 func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (attempt, error) {
+	a := acquisition{field: field, lease: lease}
 	watchdog := lease == 0
 	if watchdog {
-		lease = l.c.opts.WatchdogTimeout
+		a.lease, a.leaseMs = l.c.opts.WatchdogTimeout, l.c.leaseMs
+	} else {
+		a.leaseMs = strconv.FormatInt(max(lease.Milliseconds(), 1), 10)
 	}
-	a := acquisition{field: field, lease: lease, leaseMs: strconv.FormatInt(max(lease.Milliseconds(), 1), 10)}
 	return retryUnconfirmed(ctx, func() (attempt, error) {
 		a.sent = time.Now()
 		res, err := l.evalAcquire(ctx, a)
@@ -138,7 +141,7 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration) (atte
 		case err != nil:
 			return attempt{}, err
 		case r.acquired:
-			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token)
+			l.c.holds.acquired(l.name, field, a.sent, a.lease, watchdog, r.token)
 			return attempt{acquired: true, token: r.token}, nil
 		case r.ttl < 0:
 			return attempt{}, nil
@@ -215,7 +218,7 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 	if ctx.Done() == nil {
 		return l.runAcquire(ctx, a), nil
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	rctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	res := l.runAcquire(rctx, a)
 	if ctx.Err() == nil {
@@ -238,16 +241,22 @@ func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 // reply is then errUnconfirmed, or ErrNotReplicated with the error of a give-back that
 // failed (that hold then ends with its lease, never renewed).
 func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResult {
-	script, keys, args := lua.Acquire, []string{l.name}, []string{a.leaseMs, a.field}
+	script, keys, args := lua.Acquire, [2]string{l.name}, [3]string{a.leaseMs, a.field}
+	nkeys, nargs := 1, 2
 	switch l.kind {
 	case fenced:
-		script, keys = lua.FencedAcquire, []string{l.name, l.tokenKey}
+		script, keys[1], nkeys = lua.FencedAcquire, l.tokenKey, 2
 	case nonReentrant:
-		script, args = lua.NonReentrantAcquire, append(args, reacquireError)
+		script, args[2], nargs = lua.NonReentrantAcquire, reacquireError, 3
 	}
 	if l.c.replicas == nil {
-		return script.Exec(ctx, l.c.rc, keys, args)
+		return script.Exec(ctx, l.c.rc, keys[:nkeys], args[:nargs]) // on the stack
 	}
+	return l.runAcquireSynced(ctx, a, script, slices.Clone(keys[:nkeys]), slices.Clone(args[:nargs]))
+}
+
+// runAcquireSynced is runAcquire with replica sync.
+func (l *Lock) runAcquireSynced(ctx context.Context, a acquisition, script lua.Script, keys, args []string) rueidis.RedisResult {
 	res, unconfirmed := l.c.replicas.exec(ctx, script, keys, args)
 	if unconfirmed == nil || !l.acquiredBy(res) {
 		return res // confirmed, not acquired, or failed
@@ -265,7 +274,7 @@ func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResul
 // ReleaseTimeout and without waiting for replicas. When the owner held the lock before (a
 // re-entry), that hold stays, with the TTL a set, and the registry's safe-until follows it.
 func (l *Lock) giveBack(ctx context.Context, a acquisition) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	r, err := l.release(ctx, a.field, false, true, false)
 	if err == nil && r == partial {

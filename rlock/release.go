@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/internal/backoff"
-	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/lua"
 )
 
@@ -45,7 +43,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	watchdog, final := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
@@ -99,7 +97,7 @@ const (
 // an error matching errUnconfirmed when none confirmed it. It does not touch the hold
 // registry.
 func (l *Lock) release(ctx context.Context, field string, watchdog, final, sync bool) (releaseResult, error) {
-	latch := keys.UnlockLatch(l.name, newRequestID())
+	latch := newLatch(l.name)
 	lease := "0" // keep an explicit lease's TTL
 	if watchdog {
 		lease = l.c.leaseMs
@@ -107,7 +105,7 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, final, sync 
 	ks := []string{l.name, l.channel, latch}
 	pub := l.publishes()
 	args := append([]string{"0", lease, field, pub[0],
-		strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10), firstAttempt}, pub[1:]...)
+		l.c.latchMs, firstAttempt}, pub[1:]...)
 	var res rueidis.RedisResult
 	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
@@ -191,7 +189,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("ForceUnlock", err)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	l.c.holds.endName(l.name, lost(ErrForceUnlocked))
 	ks, args := []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
