@@ -48,7 +48,7 @@ type entry struct {
 	name      string
 	holds     []hold
 	one       [1]hold // holds' first array: a name is rarely renewed for more than one field
-	due       int64 // tick at which the next renewal is due
+	due       int64   // tick at which the next renewal is due
 	scheduled bool
 }
 
