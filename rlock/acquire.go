@@ -23,8 +23,10 @@ import (
 // It blocks until the lock is acquired or ctx ends; while another owner holds it, it sleeps
 // until a release is published (or the holder's lease runs out) and does not poll. It
 // returns nil if and only if the owner now holds the lock. When ctx ends it returns an error
-// matching ctx.Err() and leaves nothing held: a hold the script took after the caller gave
-// up is given back in the background. A connection error during an attempt is returned and
+// matching ctx.Err() and leaves nothing held: at once while waiting, and one round trip
+// later while a script call is in flight (the call is not abandoned, so that its reply is
+// known; on a connection that stalls, ReleaseTimeout bounds it); a hold the script took
+// after ctx ended is given back in the background. A connection error during an attempt is returned and
 // not retried, since the attempt may or may not have taken effect; such a hold is never
 // renewed, so it ends with its lease. With replica sync on (Options.ReplicaSync), an
 // acquisition counts only once a replica of the master confirmed it; when none did in any

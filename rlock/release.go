@@ -20,11 +20,14 @@ import (
 // Unlock uses ctx's values but not its cancellation or deadline, so that a release is never
 // abandoned half way and works with an ended ctx; it is bounded by ReleaseTimeout instead.
 // The watchdog of a final release stops before the script is sent, even when Unlock fails.
-// A request whose reply is lost is retried with the same request id, and Redis replays the
-// first result (Redisson's unlock latch).
+// A request whose reply is lost is retried with the same request id and counted once: a
+// partial release stores its result in Redisson's unlock latch, which the retry replays; a
+// release of the owner's last hold writes no latch, and its retry, finding the hold gone,
+// reports success. (So when a reply is lost and the hold was also lost meanwhile, Unlock
+// of the last hold can report success rather than ErrNotHeld.)
 //
 // With replica sync on (Options.ReplicaSync), the release is followed by a WAIT for the
-// master's replicas, and sent again with the same request id (the latch replays its result)
+// master's replicas, and sent again as a retry of the same request (which writes nothing)
 // while none confirms it, three tries in all. The master has released the hold either way:
 // Unlock then returns nil and the Client logs a warning, since only a failover before the
 // replicas catch up could bring the hold back, unrenewed, until its lease ends.
