@@ -216,7 +216,8 @@ func renderChart(r *compareResult, path string) error {
 		}
 	}
 	thr := plot.New()
-	thr.Title.Text = fmt.Sprintf("Throughput, acquisitions/s (higher is better)\n%d goroutines, %d names, %d processes", thrWorkers, thrNames, thrProcs)
+	thr.Title.Text = fmt.Sprintf("Throughput, acquisitions/s (higher is better)\n%d goroutines, %d names, %d processes; %s, %d cores, load %s → %s",
+		thrWorkers, thrNames, thrProcs, shortCPU(r.machine.cpu), r.machine.cores, r.load["start"], r.load["renewal"])
 	thr.Y.Min = 0
 	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
 	if err := barPanel(thr, tl, vg.Points(30), []series{{v: tv, c: colThr}}, count, false); err != nil {
