@@ -26,9 +26,9 @@ import (
 // matching ctx.Err() and leaves nothing held: at once while waiting, and one round trip
 // later while a script call is in flight (the call is not abandoned, so that its reply is
 // known; on a connection that stalls, ReleaseTimeout bounds it); a hold the script took
-// after ctx ended is given back in the background. A connection error during an attempt is returned and
-// not retried, since the attempt may or may not have taken effect; such a hold is never
-// renewed, so it ends with its lease. With replica sync on (Options.ReplicaSync), an
+// after ctx ended is given back in the background. A connection error during an attempt is
+// returned and not retried, since the attempt may or may not have taken effect; such a
+// hold is never renewed, so it ends with its lease. With replica sync on (Options.ReplicaSync), an
 // acquisition counts only once a replica of the master confirmed it; when none did in any
 // of its tries, it returns ErrNotReplicated and the owner holds nothing it did not hold
 // before.
