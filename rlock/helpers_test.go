@@ -129,7 +129,7 @@ func rawHolder(t testing.TB, rc rueidis.Client, name, field string, ttlMs int64)
 func renewing(c *Client, name, field string) bool {
 	c.holds.mu.Lock()
 	defer c.holds.mu.Unlock()
-	h := c.holds.byName[name][field]
+	h := c.holds.get(name, field)
 	return h != nil && h.watchdog && h.count > 0
 }
 
@@ -137,7 +137,7 @@ func renewing(c *Client, name, field string) bool {
 func holdSafeUntil(c *Client, name, field string) time.Time {
 	c.holds.mu.Lock()
 	defer c.holds.mu.Unlock()
-	if h := c.holds.byName[name][field]; h != nil {
+	if h := c.holds.get(name, field); h != nil {
 		return h.safeUntil
 	}
 	return time.Time{}
