@@ -245,6 +245,41 @@ func TestF7LostReply(t *testing.T) {
 			"the partial release's latch is deleted in the background")
 	})
 
+	// The other kinds on the shared release path: the fair and the write release write no
+	// latch for the last hold either; the read release keeps its latch, which the retry
+	// replays.
+	for _, k := range []struct {
+		kind   string
+		script lua.Script
+		lock   func(name string) *rlock.Lock
+		latch  bool
+	}{
+		{"fair", lua.FairRelease, c.NewFairLock, false},
+		{"write", lua.WriteRelease, func(name string) *rlock.Lock { return c.NewReadWriteLock(name).WriteLock() }, false},
+		{"read", lua.ReadRelease, func(name string) *rlock.Lock { return c.NewReadWriteLock(name).ReadLock() }, true},
+	} {
+		t.Run(k.kind+" unlock", func(t *testing.T) {
+			warm := k.lock(redistest.Name(t) + "-warm")
+			require.NoError(t, warm.Lock(ctx))
+			require.NoError(t, warm.Unlock(ctx))
+			name := redistest.Name(t)
+			l := k.lock(name)
+			require.NoError(t, l.Lock(ctx))
+			replays := redistest.Calls(t, direct, "get")
+			p.CutAfterRequest(k.script.SHA1())
+			require.NoError(t, l.Unlock(ctx), "the retried full release reports success")
+			assert.False(t, redistest.Exists(t, direct, name))
+			assert.ErrorIs(t, l.Unlock(ctx), rlock.ErrNotHeld, "and the hold is over")
+			if k.latch {
+				assert.Equal(t, int64(1), redistest.Calls(t, direct, "get")-replays, "the retry replayed the latch")
+				require.Eventually(t, func() bool { return len(latches(t, direct, name)) == 0 }, 5*time.Second, 10*time.Millisecond,
+					"the latch is deleted in the background")
+			} else {
+				assert.Empty(t, latches(t, direct, name), "a full release writes no latch")
+			}
+		})
+	}
+
 	t.Run("acquire", func(t *testing.T) {
 		name := redistest.Name(t)
 		p.CutAfterRequest(lua.Acquire.SHA1())
