@@ -108,15 +108,18 @@ func (l *Lock) release(ctx context.Context, field string, watchdog, final, sync 
 	if watchdog {
 		lease = l.c.leaseMs
 	}
-	var rc releaseCall
+	var rc releaseCall // rc's KEYS and ARGV escape: the other kinds' are local variables
+	var ks, args []string
 	if l.kind == fair || l.readWrite() {
 		rc = l.kindReleaseCall(field, latch, lease)
+		ks, args = rc.ks, rc.args
 	} else { // built here, so that KEYS and ARGV stay on the stack
 		pub := l.publishes()
-		rc = releaseCall{lua.Release, []string{l.name, l.channel, latch},
-			append([]string{"0", lease, field, pub[0], l.c.latchMs, firstAttempt}, pub[1:]...), 5, false}
+		rc = releaseCall{script: lua.Release, retryArg: 5}
+		ks = []string{l.name, l.channel, latch}
+		args = append([]string{"0", lease, field, pub[0], l.c.latchMs, firstAttempt}, pub[1:]...)
 	}
-	script, ks, args := rc.script, rc.ks, rc.args
+	script := rc.script
 	var res rueidis.RedisResult
 	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
