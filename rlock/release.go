@@ -25,7 +25,9 @@ import (
 // partial release stores its result in Redisson's unlock latch, which the retry replays; a
 // release of the owner's last hold writes no latch, and its retry, finding the hold gone,
 // reports success. (So when a reply is lost and the hold was also lost meanwhile, Unlock
-// of the last hold can report success rather than ErrNotHeld.)
+// of the last hold can report success rather than ErrNotHeld.) The read lock of a
+// read-write lock keeps the latch for its last read too (see lua.ReadRelease), so its
+// retry always replays.
 //
 // With replica sync on (Options.ReplicaSync), the release is followed by a WAIT for the
 // master's replicas, and sent again as a retry of the same request (which writes nothing)
