@@ -26,11 +26,11 @@ func benchName(b *testing.B) string {
 
 // BenchmarkUncontendedLockUnlock is one goroutine taking and releasing one lock, with no
 // other client: Lock (watchdog: the hold is registered with the renewal wheel) + Unlock, and
-// TryLock(wait 0, lease 30 s) + Unlock. Each op is two script calls (acquire, release) plus
-// the unlock latch's DEL, sent in the background in batches. The owner's ctx is
-// context.Background (the acquire script runs on the caller's goroutine); the
-// "cancelable ctx" variant passes a ctx with a Done channel, for which the acquire runs on a
-// goroutine of its own so that an abandoned acquire can be given back.
+// TryLock(wait 0, lease 30 s) + Unlock. Each op is two script calls (acquire, release; the
+// release of the last hold writes no unlock latch, so nothing follows it). The owner's ctx
+// is context.Background, or in the "cancelable ctx" variant a ctx with a Done channel: the
+// acquire script runs on the caller's goroutine either way, under a context detached from
+// the cancellation (so that a hold taken after ctx ended can be given back).
 func BenchmarkUncontendedLockUnlock(b *testing.B) {
 	srv := redistest.Shared(b)
 	cases := []struct {

@@ -53,97 +53,157 @@ func (decadeTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// renderChart writes the two-panel PNG: latency (uncontended p50, handoff p50 and p99 per
-// contender, log scale, with PING and 2×EVALSHA p50 as lines) and throughput (acq/s).
-func renderChart(r *compareResult, path string) error {
-	s := summarize(r)
+// series is one set of bars of a panel.
+type series struct {
+	v     plotter.Values // log10 of µs on a latency panel (logMicros), raw values otherwise
+	c     color.Color
+	label string
+}
 
-	// Contenders in the order of (c), which has Java too.
-	var labels []string
-	var unc, ho50, ho99 plotter.Values
-	uncOf := map[string]time.Duration{}
-	for _, u := range r.unc {
-		if !u.floor {
-			uncOf[u.short] = u.d.pct(.5)
-		}
-	}
-	top := 0.0
-	for _, h := range r.ho {
-		if _, ok := uncOf[h.short]; ok {
-			labels = append(labels, h.short)
-		} else {
-			labels = append(labels, h.short+"\n(handoff only)")
-		}
-		unc = append(unc, logMicros(uncOf[h.short]))
-		ho50 = append(ho50, logMicros(h.samples.pct(.5)))
-		ho99 = append(ho99, logMicros(h.samples.pct(.99)))
-		top = max(top, logMicros(h.samples.pct(.99)))
-	}
-	lat := plot.New()
-	lat.Title.Text = fmt.Sprintf("Latency, log scale (lower is better)\n%d waiters for the handoff; %s, %d cores, load %s → %s",
-		hoWaiters, shortCPU(r.machine.cpu), r.machine.cores, r.load["start"], r.load["renewal"])
-	lat.Title.TextStyle.Font.Size = vg.Points(13)
-	lat.Y.Tick.Marker = decadeTicks{}
-	lat.Y.Label.Text = "latency"
-	w := vg.Points(22)
-	for i, b := range []struct {
-		v     plotter.Values
-		c     color.Color
-		label string
-	}{{unc, colUnc, "uncontended acquire+release p50"}, {ho50, colHo50, "handoff p50"}, {ho99, colHo99, "handoff p99"}} {
+// barPanel adds the bars of ss side by side per label, each bar with its value written
+// above it by text, to pl.
+func barPanel(pl *plot.Plot, labels []string, w vg.Length, ss []series, text func(v float64) string, rotate bool) error {
+	for i, b := range ss {
 		bars, err := plotter.NewBarChart(b.v, w)
 		if err != nil {
 			return err
 		}
 		bars.Color, bars.LineStyle.Width = b.c, 0
-		bars.Offset = vg.Length(i-1) * w
-		lat.Add(bars)
-		lat.Legend.Add(b.label, bars)
-		// The value above each bar, rotated.
+		bars.Offset = (vg.Length(i) - vg.Length(len(ss)-1)/2) * w
+		pl.Add(bars)
+		if b.label != "" {
+			pl.Legend.Add(b.label, bars)
+		}
 		var xys plotter.XYs
 		var texts []string
 		for j, v := range b.v {
 			if v > 0 {
 				xys = append(xys, plotter.XY{X: float64(j), Y: v})
-				texts = append(texts, fmtDur(time.Duration(math.Pow(10, v)*float64(time.Microsecond))))
+				texts = append(texts, text(v))
 			}
+		}
+		if len(xys) == 0 {
+			continue
 		}
 		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
 		if err != nil {
 			return err
 		}
 		for k := range lbl.TextStyle {
-			lbl.TextStyle[k].Rotation = math.Pi / 2
-			lbl.TextStyle[k].XAlign = draw.XLeft
-			lbl.TextStyle[k].YAlign = draw.YCenter
+			if rotate {
+				lbl.TextStyle[k].Rotation = math.Pi / 2
+				lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XLeft, draw.YCenter
+			} else {
+				lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
+			}
 			lbl.TextStyle[k].Font.Size = vg.Points(9)
 		}
-		lbl.Offset = vg.Point{X: vg.Length(i-1) * w, Y: vg.Points(3)}
-		lat.Add(lbl)
+		lbl.Offset = vg.Point{X: bars.Offset, Y: vg.Points(3)}
+		pl.Add(lbl)
 	}
-	for _, ref := range []struct {
-		d     time.Duration
-		label string
-		dash  []vg.Length
-	}{{s.ping, "PING p50 (floor)", []vg.Length{vg.Points(6), vg.Points(3)}}, {s.evalsha2, "2 × EVALSHA p50 (floor)", []vg.Length{vg.Points(2), vg.Points(2)}}} {
-		y := logMicros(ref.d)
-		line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(len(labels)) - 0.5, Y: y}})
-		if err != nil {
-			return err
-		}
-		line.Color, line.Width, line.Dashes = color.Black, vg.Points(1.2), ref.dash
-		lat.Add(line)
-		lat.Legend.Add(ref.label, line)
-	}
-	lat.Legend.Top, lat.Legend.Left = true, true
-	lat.Legend.TextStyle.Font.Size = vg.Points(11)
-	lat.Add(plotter.NewGrid())
-	lat.NominalX(labels...)
-	lat.Y.Min, lat.Y.Max = 1, math.Ceil(top+0.15)+1 // from 10 µs; a decade of headroom for the legend and labels
-	lat.X.Tick.Label.Font.Size = vg.Points(11)
-	lat.Y.Tick.Label.Font.Size = vg.Points(11)
+	pl.NominalX(labels...)
+	pl.X.Tick.Label.Font.Size = vg.Points(10)
+	pl.Y.Tick.Label.Font.Size = vg.Points(10)
+	pl.Title.TextStyle.Font.Size = vg.Points(13)
+	pl.Legend.Top, pl.Legend.Left = true, true
+	pl.Legend.TextStyle.Font.Size = vg.Points(10)
+	pl.Add(plotter.NewGrid())
+	return nil
+}
 
-	// Throughput.
+// floorLine draws a dashed horizontal reference line at y across n categories.
+func floorLine(pl *plot.Plot, n int, y float64, label string, dash []vg.Length) error {
+	line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(n) - 0.5, Y: y}})
+	if err != nil {
+		return err
+	}
+	line.Color, line.Width, line.Dashes = color.Black, vg.Points(1.2), dash
+	pl.Add(line)
+	pl.Legend.Add(label, line)
+	return nil
+}
+
+func durText(v float64) string {
+	return fmtDur(time.Duration(math.Pow(10, v) * float64(time.Microsecond)))
+}
+
+// renderChart writes the four-panel PNG, in the order a reader should take it in: the
+// watchdog's renewal calls at 100k locks, the handoff against polling peers, the
+// uncontended cost against the server's floor, and throughput.
+func renderChart(r *compareResult, path string) error {
+	s := summarize(r)
+	dashed, dotted := []vg.Length{vg.Points(6), vg.Points(3)}, []vg.Length{vg.Points(2), vg.Points(2)}
+
+	// 1. Renewal: script calls per interval, log scale.
+	ren := plot.New()
+	var rl []string
+	var rv plotter.Values
+	for i, w := range r.renew {
+		name := [...]string{"goredisson\nwatchdog wheel", "1 timer + 1 call\nper lock (Extend)", "rueidislock\nauto-extend"}[min(i, 2)]
+		rl = append(rl, fmt.Sprintf("%s\n%dk locks", name, w.locks/1000))
+		rv = append(rv, math.Log10(max(w.perInterval(w.calls), 1)))
+	}
+	interval := time.Second
+	if len(r.renew) > 0 {
+		interval = r.renew[0].interval
+	}
+	ren.Title.Text = fmt.Sprintf("Watchdog renewal: script calls per %v interval\n(log scale, lower is better; keys lost: see (d))", interval)
+	ren.Y.Label.Text = "calls / interval"
+	ren.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+		var ts []plot.Tick
+		for e := 0; float64(e) <= max+1e-9; e++ {
+			if float64(e) >= min-1e-9 {
+				ts = append(ts, plot.Tick{Value: float64(e), Label: fmt.Sprintf("%.0f", math.Pow(10, float64(e)))})
+			}
+		}
+		return ts
+	})
+	if err := barPanel(ren, rl, vg.Points(40), []series{{v: rv, c: colThr}}, func(v float64) string { return fmt.Sprintf("%.0f", math.Pow(10, v)) }, false); err != nil {
+		return err
+	}
+	ren.Y.Min, ren.Y.Max = 0, math.Ceil(slicesMax(rv)+0.3)
+
+	// 2. Handoff p50 and p99 per contender (Java included), log scale, PING as the floor.
+	ho := plot.New()
+	var hl []string
+	var h50, h99 plotter.Values
+	for _, h := range r.ho {
+		hl = append(hl, h.short)
+		h50, h99 = append(h50, logMicros(h.samples.pct(.5))), append(h99, logMicros(h.samples.pct(.99)))
+	}
+	ho.Title.Text = fmt.Sprintf("Handoff to the next of %d waiters\n(log scale, lower is better; polling peers vs push)", hoWaiters)
+	ho.Y.Tick.Marker = decadeTicks{}
+	if err := barPanel(ho, hl, vg.Points(20), []series{{h50, colHo50, "p50"}, {h99, colHo99, "p99"}}, durText, true); err != nil {
+		return err
+	}
+	if err := floorLine(ho, len(hl), logMicros(s.ping), "PING p50 (floor)", dashed); err != nil {
+		return err
+	}
+	ho.Y.Min, ho.Y.Max = 1, math.Ceil(slicesMax(h99)+0.15)+1
+
+	// 3. Uncontended acquire + release p50 per Go contender, with the server's floor.
+	unc := plot.New()
+	var ul []string
+	var uv plotter.Values
+	for _, u := range r.unc {
+		if !u.floor {
+			ul, uv = append(ul, u.short), append(uv, logMicros(u.d.pct(.5)))
+		}
+	}
+	unc.Title.Text = "Uncontended acquire + release, p50\n(log scale, lower is better)"
+	unc.Y.Tick.Marker = decadeTicks{}
+	if err := barPanel(unc, ul, vg.Points(30), []series{{v: uv, c: colUnc}}, durText, true); err != nil {
+		return err
+	}
+	if err := floorLine(unc, len(ul), logMicros(s.evalsha2), "2 × EVALSHA p50 (floor)", dotted); err != nil {
+		return err
+	}
+	if err := floorLine(unc, len(ul), logMicros(s.ping), "PING p50", dashed); err != nil {
+		return err
+	}
+	unc.Y.Min, unc.Y.Max = 1, math.Ceil(slicesMax(uv)+0.15)+0.6
+
+	// 4. Throughput.
 	var tl []string
 	var tv, fv plotter.Values
 	for _, t := range r.thr {
@@ -156,31 +216,17 @@ func renderChart(r *compareResult, path string) error {
 		}
 	}
 	thr := plot.New()
-	thr.Title.Text = fmt.Sprintf("Throughput (higher is better)\n%d goroutines, %d names, %d processes, empty critical section", thrWorkers, thrNames, thrProcs)
-	thr.Title.TextStyle.Font.Size = vg.Points(13)
-	thr.Y.Label.Text = "acquisitions / s"
+	thr.Title.Text = fmt.Sprintf("Throughput, acquisitions/s (higher is better)\n%d goroutines, %d names, %d processes; %s, %d cores, load %s → %s",
+		thrWorkers, thrNames, thrProcs, shortCPU(r.machine.cpu), r.machine.cores, r.load["start"], r.load["renewal"])
 	thr.Y.Min = 0
-	tb, err := plotter.NewBarChart(tv, vg.Points(36))
-	if err != nil {
+	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	if err := barPanel(thr, tl, vg.Points(30), []series{{v: tv, c: colThr}}, count, false); err != nil {
 		return err
 	}
-	tb.Color, tb.LineStyle.Width = colThr, 0
-	fb, err := plotter.NewBarChart(fv, vg.Points(36))
-	if err != nil {
+	if err := barPanel(thr, tl, vg.Points(30), []series{{v: fv, c: colFloor}}, count, false); err != nil {
 		return err
 	}
-	fb.Color, fb.LineStyle.Width = colFloor, 0
-	thr.Add(plotter.NewGrid(), tb, fb)
-	var xys plotter.XYs
-	var texts []string
-	topThr := 0.0
-	for i := range tv {
-		v := tv[i] + fv[i]
-		topThr = max(topThr, v)
-		xys = append(xys, plotter.XY{X: float64(i), Y: v})
-		texts = append(texts, fmt.Sprintf("%.0f", v))
-	}
-	thr.Y.Max = topThr * 1.12
+	thr.Y.Max = max(slicesMax(tv), slicesMax(fv)) * 1.15
 	thr.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		ts := plot.DefaultTicks{}.Ticks(min, max)
 		for i := range ts {
@@ -190,26 +236,15 @@ func renderChart(r *compareResult, path string) error {
 		}
 		return ts
 	})
-	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
-	if err != nil {
-		return err
-	}
-	for i := range lbl.TextStyle {
-		lbl.TextStyle[i].XAlign = draw.XCenter
-		lbl.TextStyle[i].YAlign = draw.YBottom
-		lbl.TextStyle[i].Font.Size = vg.Points(11)
-	}
-	thr.Add(lbl)
-	thr.NominalX(tl...)
-	thr.X.Tick.Label.Font.Size = vg.Points(11)
-	thr.Y.Tick.Label.Font.Size = vg.Points(11)
 
-	img := vgimg.NewWith(vgimg.UseWH(17*vg.Inch, 6.5*vg.Inch), vgimg.UseDPI(96))
+	img := vgimg.NewWith(vgimg.UseWH(17*vg.Inch, 11*vg.Inch), vgimg.UseDPI(96))
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 2, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 4}
-	cs := plot.Align([][]*plot.Plot{{lat, thr}}, tiles, dc)
-	lat.Draw(cs[0][0])
-	thr.Draw(cs[0][1])
+	tiles := draw.Tiles{Rows: 2, Cols: 2, PadX: vg.Inch / 2, PadY: vg.Inch / 3, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 4}
+	cs := plot.Align([][]*plot.Plot{{ren, ho}, {unc, thr}}, tiles, dc)
+	ren.Draw(cs[0][0])
+	ho.Draw(cs[0][1])
+	unc.Draw(cs[1][0])
+	thr.Draw(cs[1][1])
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -219,6 +254,15 @@ func renderChart(r *compareResult, path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// slicesMax returns the largest of vs, 0 for none.
+func slicesMax(vs plotter.Values) float64 {
+	m := 0.0
+	for _, v := range vs {
+		m = max(m, v)
+	}
+	return m
 }
 
 // shortCPU trims a CPU model name for the chart title.

@@ -288,6 +288,7 @@ type uncRow struct {
 	name, short string
 	floor       bool
 	d           durs
+	allocs      float64 // heap allocations per op (testing.AllocsPerRun, whole process)
 }
 
 // compareUncontended: one goroutine, one lock name per contender, acquire + release
@@ -338,6 +339,17 @@ func compareUncontended(t *testing.T, srv *redistest.Server) []uncRow {
 				}
 			}
 		}
+	}
+	// Allocations per op, after the timed rounds (AllocsPerRun counts the whole process:
+	// a contender's background goroutines too).
+	for _, e := range entries {
+		var err error
+		e.row.allocs = testing.AllocsPerRun(uncOps, func() {
+			if oerr := e.op(ctx); oerr != nil {
+				err = oerr
+			}
+		})
+		require.NoError(t, err, e.row.name)
 	}
 	out := make([]uncRow, len(entries))
 	for i, e := range entries {

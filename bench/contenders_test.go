@@ -86,8 +86,8 @@ type rlockProc struct {
 
 // newRlockProc: one rueidis client and one rlock.Client with default options (watchdog
 // 30 s). Each lock call mints its own owner. With cancelable, calls without a deadline of
-// their own get a cancelable context (rlock then runs the acquire script on a helper
-// goroutine, see BenchmarkUncontendedLockUnlock).
+// their own get a cancelable context (the path of a server request's context, see
+// BenchmarkUncontendedLockUnlock).
 func newRlockProc(cancelable bool) func(testing.TB, *redistest.Server, string) proc {
 	return func(t testing.TB, srv *redistest.Server, id string) proc {
 		return &rlockProc{c: rlocktest.NewClient(t, namedClient(t, srv, id), rlock.Options{}), cancelable: cancelable}

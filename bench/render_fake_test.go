@@ -16,7 +16,7 @@ import (
 func TestRenderFake(t *testing.T) {
 	r := fakeResult()
 	md := renderCompare(r)
-	for _, want := range []string{"## Goals", "(a) uncontended", "(b) throughput", "(c) handoff p50", "(d) ≤ 1,000", compareCommand, "Java"} {
+	for _, want := range []string{"## What this run shows", "## Goals", "(a) uncontended", "cancelable ctx", "below bsm", "(b) throughput", "Handoff with", "Renewal at", "(d) ≤ 1,000", "allocations / op", compareCommand, "Java"} {
 		require.Contains(t, md, want)
 	}
 	dir := t.TempDir()
@@ -52,7 +52,10 @@ func fakeResult() *compareResult {
 		machine: machineInfo{cpu: "Test CPU", cores: 2, gomaxprocs: 2, goVersion: "go1.x", redis: "7.0.15", mode: "process"},
 		load:    map[string]string{"start": "1.00 1.00 1.00", "renewal": "2.00 2.00 2.00"}, hoMore: map[string][]hoRow{}}
 	for i, c := range goContenders() {
-		r.unc = append(r.unc, uncRow{name: c.name, short: c.short, d: fakeDurs(time.Duration(150+20*i) * time.Microsecond)})
+		r.unc = append(r.unc, uncRow{name: c.name, short: c.short, d: fakeDurs(time.Duration(150+20*i) * time.Microsecond), allocs: float64(10 + i)})
+		if i == 0 {
+			r.unc = append(r.unc, uncRow{name: c.name + ", cancelable ctx", short: "goredisson\ncancel-ctx", d: fakeDurs(160 * time.Microsecond), allocs: 12})
+		}
 		r.thr = append(r.thr, thrRow{name: c.name, short: c.short, acqs: int64(20000 - 2000*i), window: time.Second, lat: fakeDurs(time.Millisecond),
 			cmds: cmdCount{cmds: map[string]int64{"evalsha": 2, "ping": 1}, acqs: 1}})
 		h := hoRow{name: c.name, short: c.short, samples: fakeDurs(time.Duration(1+10*i) * time.Millisecond), unlocks: fakeDurs(time.Millisecond),

@@ -93,7 +93,7 @@ func TestReport(t *testing.T) {
 		fmt.Fprintf(&out, "   %d measured rounds per row (after %d warm-up); every participant has its own rueidis client\n", handoffRounds, handoffWarmup)
 		fmt.Fprintf(&out, "   and rlock.Client; release at a random 1-5 ms after CLIENT LIST shows every other\n")
 		fmt.Fprintf(&out, "   participant subscribed (sub>=1) and PUBSUB NUMSUB >= waiters. owner ctx: \"cancel\" = has a\n")
-		fmt.Fprintf(&out, "   Done channel (acquire script runs on a helper goroutine), \"bg\" = context.Background.\n")
+		fmt.Fprintf(&out, "   Done channel (acquire script under a detached, bounded context), \"bg\" = context.Background.\n")
 		tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "   waiters\tctx\tp50\tp90\tp99\tmax\tmean\tUnlock call p50\tp50/PING p50\tp50/idle-PING p50\tp50/floor p50\tgoal <= 3\tscripts/round\t\n")
 		for _, waiters := range []int{1, 16} {

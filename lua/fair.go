@@ -181,24 +181,28 @@ return nil
 //	ARGV[4] now, epoch milliseconds
 //	ARGV[5] publish command: "PUBLISH" or "SPUBLISH"
 //	ARGV[6] latch TTL in milliseconds
-//	ARGV[7] optional second publish command
+//	ARGV[7] "1" when the request is sent again, anything else on its first attempt
+//	ARGV[8] optional second publish command
 //
-// A stored latch is replayed. Stale heads are purged. When the lock's key does not exist
-// the first waiter is woken and the reply is nil (Redisson replies 1 there, so that Java's
-// unlock of an expired fair lock succeeds; ours is "not held", as for every other lock).
-// When the field does not hold the lock the reply is nil. Otherwise the field's count is
-// decremented: with holds left the TTL is set to the lease (unless "0") and the reply is 0;
-// with none the key is deleted, the first waiter is woken and the reply is 1. Replies 0 and
-// 1 are stored in the latch.
+// On a retry (ARGV[7] "1") a stored latch is replayed; a first attempt does not look. Stale
+// heads are purged. When the lock's key does not exist the first waiter is woken and the
+// reply is nil (Redisson replies 1 there, so that Java's unlock of an expired fair lock
+// succeeds; ours is "not held", as for every other lock). When the field does not hold the
+// lock the reply is nil. With holds left the field's count is decremented, the TTL is set to
+// the lease (unless "0"), and the reply 0 is stored in the latch and replied. At the last
+// hold the first waiter is woken, the key deleted and the reply is 1, with no latch, as in
+// Release: a retry finds the field gone (the key deleted, or taken by the next waiter since)
+// and replies nil, which its caller, who knows it released its last hold, reads as released.
+// The publish comes before the lock's key is touched, so that a refused publish leaves the
+// lock held (the purge of stale heads before it is a cleanup any script would do).
 var FairRelease = newScript(`
-`+replayLatch("KEYS[5]")+purgeStale("ARGV[4]")+`
+`+replayLatch("KEYS[5]", "ARGV[7]")+purgeStale("ARGV[4]")+`
 if redis.call('exists', KEYS[1]) == 0 then
-`+wakeHead("1", "5", "7")+`
+`+wakeHead("1", "5", "8")+`
 	return nil
 end
-`+releaseOne("KEYS[5]", "ARGV[6]")+`redis.call('del', KEYS[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[6])
-`+wakeHead("1", "5", "7")+`
+`+releaseOne("KEYS[5]", "ARGV[6]")+wakeHead("1", "5", "8")+`
+redis.call('del', KEYS[1])
 return 1
 `, false)
 

@@ -52,9 +52,11 @@ return redis.call('pttl', KEYS[1])
 //	ARGV[1] message published when the lock is freed: "0"
 //	ARGV[2] reader field
 //	ARGV[3] latch TTL in milliseconds
-//	ARGV[4…] publish commands
+//	ARGV[4] "1" when the request is sent again, anything else on its first attempt
+//	ARGV[5…] publish commands
 //
-// If the latch exists its stored reply is returned (a retry replays the first result).
+// On a retry (ARGV[4] "1") a latch that exists has its stored reply returned (the retry
+// replays the first result); a first attempt does not look, since its request id is new.
 // When the lock does not exist ARGV[1] is published (waiters of an expired lock wake) and
 // the reply is nil, as it is when the field holds no read. Otherwise the field's count goes
 // down by one (the field is removed at zero) and its top timeout key is deleted. While other
@@ -62,14 +64,17 @@ return redis.call('pttl', KEYS[1])
 // the reply is 0 (still held) — also when none is left but the mode is "write" (the writer
 // keeps its own TTL). Otherwise the lock is deleted, ARGV[1] published and the reply is 1.
 // Replies 0 and 1 are stored in the latch.
+//
+// Unlike Release, a read release stores its latch also when the owner's last read hold
+// goes: its reply then is 0 or 1 depending on the other readers and the writer, not on the
+// owner's own count, so a retry that found the field gone could not give the first
+// attempt's reply back; the latch keeps the retry's reply exactly the first one's. (The
+// caller ends the hold on either reply when it was the owner's last read, see rlock's
+// unlock.)
 var ReadRelease = newScript(`
-local replay = redis.call('get', KEYS[5])
-if replay then
-	return tonumber(replay)
-end
-local mode = redis.call('hget', KEYS[1], 'mode')
+`+replayLatch("KEYS[5]", "ARGV[4]")+`local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-	for i = 4, #ARGV do
+	for i = 5, #ARGV do
 		redis.call(ARGV[i], KEYS[2], ARGV[1])
 	end
 	return nil
@@ -103,7 +108,7 @@ if redis.call('hlen', KEYS[1]) > 1 then
 	end
 end
 redis.call('del', KEYS[1])
-for i = 4, #ARGV do
+for i = 5, #ARGV do
 	redis.call(ARGV[i], KEYS[2], ARGV[1])
 end
 redis.call('set', KEYS[5], 1, 'px', ARGV[3])
@@ -144,36 +149,33 @@ return redis.call('pttl', KEYS[1])
 //	ARGV[2] lease in milliseconds, set again when holds remain; "0" keeps the TTL
 //	ARGV[3] writer field
 //	ARGV[4] latch TTL in milliseconds
-//	ARGV[5…] publish commands
+//	ARGV[5] "1" when the request is sent again, anything else on its first attempt
+//	ARGV[6…] publish commands
 //
-// If the latch exists its stored reply is returned. When the lock does not exist ARGV[1] is
-// published and the reply is nil; when the mode is not "write" or the field does not hold
-// it, the reply is nil. Otherwise the field's count goes down by one; with holds left the
-// TTL is set to the lease (unless "0") and the reply is 0. At zero the field is removed: if
-// only the mode is left the lock is deleted, otherwise (the owner still reads) the mode
-// becomes "read"; either way ARGV[1] is published and the reply is 1. Replies 0 and 1 are
-// stored in the latch.
+// On a retry (ARGV[5] "1") a latch that exists has its stored reply returned; a first
+// attempt does not look. When the lock does not exist ARGV[1] is published and the reply is
+// nil; when the mode is not "write" or the field does not hold it, the reply is nil. With
+// holds left the field's count goes down by one, the TTL is set to the lease (unless "0"),
+// and the reply 0 is stored in the latch and replied. At the last hold ARGV[1] is published,
+// then the field is removed: if only the mode is left the lock is deleted, otherwise (the
+// owner still reads) the mode becomes "read"; the reply is 1, with no latch, as in Release:
+// a retry finds the write hold gone (the mode no longer "write", or the field missing) and
+// replies nil, which its caller, who knows it released its last write hold, reads as
+// released. The publish comes before any write of a full release, so that a refused publish
+// changes nothing.
 var WriteRelease = newScript(`
-local replay = redis.call('get', KEYS[3])
-if replay then
-	return tonumber(replay)
-end
-local mode = redis.call('hget', KEYS[1], 'mode')
+`+replayLatch("KEYS[3]", "ARGV[5]")+`local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-	for i = 5, #ARGV do
+	for i = 6, #ARGV do
 		redis.call(ARGV[i], KEYS[2], ARGV[1])
 	end
 	return nil
 end
-if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+if mode ~= 'write' then
 	return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
-	if ARGV[2] ~= '0' then
-		redis.call('pexpire', KEYS[1], ARGV[2])
-	end
-	redis.call('set', KEYS[3], 0, 'px', ARGV[4])
-	return 0
+`+releaseOne("KEYS[3]", "ARGV[4]")+`for i = 6, #ARGV do
+	redis.call(ARGV[i], KEYS[2], ARGV[1])
 end
 redis.call('hdel', KEYS[1], ARGV[3])
 if redis.call('hlen', KEYS[1]) == 1 then
@@ -181,10 +183,6 @@ if redis.call('hlen', KEYS[1]) == 1 then
 else
 	redis.call('hset', KEYS[1], 'mode', 'read')
 end
-for i = 5, #ARGV do
-	redis.call(ARGV[i], KEYS[2], ARGV[1])
-end
-redis.call('set', KEYS[3], 1, 'px', ARGV[4])
 return 1
 `, false)
 

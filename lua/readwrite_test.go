@@ -27,11 +27,12 @@ type rwFixture struct {
 	t    *testing.T
 	rc   rueidis.Client
 	msgs <-chan string
+	sent map[string]bool // release request ids sent: a second send is a retry
 }
 
 func newRWFixture(t *testing.T) *rwFixture {
 	srv := redistest.Start(t)
-	return &rwFixture{t: t, rc: srv.Client(t), msgs: srv.Listen(t, rwChannel)}
+	return &rwFixture{t: t, rc: srv.Client(t), msgs: srv.Listen(t, rwChannel), sent: map[string]bool{}}
 }
 
 func (f *rwFixture) do(args ...string) rueidis.RedisResult {
@@ -56,13 +57,23 @@ func (f *rwFixture) writeAcquire(lease, holder string) rueidis.RedisResult {
 	return f.exec(WriteAcquire, []string{"rw"}, lease, holder+":write")
 }
 
+// attempt returns the retry argument of a release with request id: "0" the first time, "1"
+// when the same id is sent again.
+func (f *rwFixture) attempt(id string) string {
+	if f.sent[id] {
+		return "1"
+	}
+	f.sent[id] = true
+	return "0"
+}
+
 func (f *rwFixture) readRelease(id, holder string) rueidis.RedisResult {
 	return f.exec(ReadRelease, []string{"rw", rwChannel, rwPrefix + ":" + holder + ":rwlock_timeout", rwPrefix, rwLatchPfx + id},
-		"0", holder, "20000", "PUBLISH")
+		"0", holder, "20000", f.attempt(id), "PUBLISH")
 }
 
 func (f *rwFixture) writeRelease(id, lease, holder string) rueidis.RedisResult {
-	return f.exec(WriteRelease, []string{"rw", rwChannel, rwLatchPfx + id}, "1", lease, holder+":write", "20000", "PUBLISH")
+	return f.exec(WriteRelease, []string{"rw", rwChannel, rwLatchPfx + id}, "1", lease, holder+":write", "20000", f.attempt(id), "PUBLISH")
 }
 
 func acquired(t *testing.T, r rueidis.RedisResult, msg string) {
@@ -207,7 +218,7 @@ func TestReadReleaseScript(t *testing.T) {
 	t.Run("two publish commands", func(t *testing.T) {
 		f.reset()
 		acquired(t, f.readAcquire("30000", field), "reader")
-		r := f.exec(ReadRelease, []string{"rw", rwChannel, fieldTO, rwPrefix, rwLatchPfx + "f1"}, "0", field, "20000", "PUBLISH", "PUBLISH")
+		r := f.exec(ReadRelease, []string{"rw", rwChannel, fieldTO, rwPrefix, rwLatchPfx + "f1"}, "0", field, "20000", "0", "PUBLISH", "PUBLISH")
 		assert.Equal(t, int64(1), must(r.AsInt64()))
 		assert.Equal(t, []string{"0", "0"}, f.published(), "once per publish command")
 	})
@@ -248,9 +259,22 @@ func TestWriteReleaseScript(t *testing.T) {
 		assert.Equal(t, int64(1), must(f.writeRelease("c1", "30000", field).AsInt64()))
 		assert.Empty(t, f.hash())
 		assert.Equal(t, []string{"1"}, f.published(), "a write release publishes 1")
-		assert.Equal(t, "1", must(f.do("GET", rwLatchPfx+"c1").ToString()))
-		assert.Equal(t, int64(1), must(f.writeRelease("c1", "30000", field).AsInt64()), "replayed")
-		assert.Empty(t, f.published())
+		assert.False(t, redistest.Exists(t, f.rc, rwLatchPfx+"c1"), "a full release writes no latch")
+		assert.True(t, rueidis.IsRedisNil(f.writeRelease("c1", "30000", field).Error()),
+			"the retry finds the write hold gone: nil, which its caller (its last write hold) reads as released")
+		assert.Equal(t, []string{"1"}, f.published(), "the lock is gone: published again, as for any release of a missing lock")
+	})
+	t.Run("partial keeps its latch, a first attempt does not look", func(t *testing.T) {
+		f.reset()
+		acquired(t, f.writeAcquire("30000", field), "1")
+		acquired(t, f.writeAcquire("30000", field), "2")
+		assert.Equal(t, int64(0), must(f.writeRelease("g1", "30000", field).AsInt64()))
+		assert.Equal(t, "0", must(f.do("GET", rwLatchPfx+"g1").ToString()))
+		assert.Equal(t, int64(0), must(f.writeRelease("g1", "30000", field).AsInt64()), "the retry replays")
+		assert.Equal(t, map[string]string{"mode": "write", writer: "1"}, f.hash(), "counted once")
+		f.do("SET", rwLatchPfx+"g2", "0")
+		assert.Equal(t, int64(1), must(f.writeRelease("g2", "30000", field).AsInt64()), "a first attempt does not read the latch")
+		assert.Equal(t, []string{"1"}, f.published())
 	})
 	t.Run("final with the owner's reads: read mode", func(t *testing.T) {
 		f.reset()

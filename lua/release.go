@@ -10,27 +10,30 @@ package lua
 //	ARGV[3] holder field "<client-uuid>:<owner-id>"
 //	ARGV[4] publish command: "PUBLISH" or "SPUBLISH", or "" to publish nothing (spin lock)
 //	ARGV[5] latch TTL in milliseconds
-//	ARGV[6] optional second publish command
+//	ARGV[6] optional: "1" when the request is sent again, anything else (or nothing) on its
+//	        first attempt
+//	ARGV[7] optional second publish command
 //
-// If the latch exists, its stored reply is returned unchanged: a retry of the same request
-// replays the first result. Otherwise, when the field does not hold the lock the reply is
-// nil (not held). When the field holds it more than once its count is decremented, the TTL
-// set to the lease (unless it is "0"), and the reply is 0. Otherwise ARGV[1] is published on
-// the channel, the key deleted, and the reply is 1. Replies 0 and 1 are also stored in the
-// latch.
+// On a retry (ARGV[6] "1") a latch that exists is replied unchanged: the retry replays the
+// first result. A first attempt does not look, since its request id is new. Otherwise, when
+// the field does not hold the lock the reply is nil (not held). When the field holds it more
+// than once its count is decremented, the TTL set to the lease (unless it is "0"), the reply
+// 0 stored in the latch and replied. At the last hold ARGV[1] is published on the channel,
+// the key deleted, and the reply is 1, with no latch: a retry of a full release finds the
+// field gone and replies nil, which its caller, who knows it was the last hold, reads as
+// released. Only a partial release could count twice, so only it needs a latch.
 //
 // The publish comes before any write of a full release, so that a publish the server
 // refuses (an ACL user without PUBLISH or the channel) fails the script with nothing
 // changed: the lock stays held, rather than deleted with its waiters never told.
 var Release = newScript(`
-`+replayLatch("KEYS[3]")+releaseOne("KEYS[3]", "ARGV[5]")+`if ARGV[4] ~= '' then
+`+replayLatch("KEYS[3]", "ARGV[6]")+releaseOne("KEYS[3]", "ARGV[5]")+`if ARGV[4] ~= '' then
 	redis.call(ARGV[4], KEYS[2], ARGV[1])
 end
-if ARGV[6] then
-	redis.call(ARGV[6], KEYS[2], ARGV[1])
+if ARGV[7] then
+	redis.call(ARGV[7], KEYS[2], ARGV[1])
 end
 redis.call('del', KEYS[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
 `, false)
 
@@ -59,12 +62,15 @@ end
 return 0
 `, false)
 
-// replayLatch is the first step of the release scripts: when the unlock latch (KEYS index
-// latch) exists, its stored reply is returned.
-func replayLatch(latch string) string {
-	return `local replay = redis.call('get', ` + latch + `)
-if replay then
-	return tonumber(replay)
+// replayLatch is the first step of the release scripts: on a retry (the argument retry is
+// "1") an unlock latch (KEYS index latch) that exists has its stored reply returned. A first
+// attempt does not look: its request id is new, so no latch can exist.
+func replayLatch(latch, retry string) string {
+	return `if ` + retry + ` == '1' then
+	local replay = redis.call('get', ` + latch + `)
+	if replay then
+		return tonumber(replay)
+	end
 end
 `
 }
@@ -73,7 +79,7 @@ end
 // ARGV[3]: nil when it holds none; with holds left the lease ARGV[2] is set again (unless
 // "0"), 0 stored in the latch with TTL ttlArg, and the reply is 0. Otherwise the script
 // goes on to its full release having written nothing (so that a refused publish there
-// changes nothing).
+// changes nothing, and writes no latch: see Release).
 func releaseOne(latch, ttlArg string) string {
 	return `local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
 if count == nil then

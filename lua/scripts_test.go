@@ -79,6 +79,9 @@ func TestReleaseScript(t *testing.T) {
 	release := func(id, lease string) rueidis.RedisResult {
 		return f.exec(Release, []string{"lk", channel, latch(id)}, "0", lease, field, "PUBLISH", "20000")
 	}
+	retry := func(id, lease string) rueidis.RedisResult {
+		return f.exec(Release, []string{"lk", channel, latch(id)}, "0", lease, field, "PUBLISH", "20000", "1")
+	}
 	// hold sets the lock to field's hold, count times, with a TTL of ttl ms.
 	hold := func(t *testing.T, count, ttl string) {
 		require.NoError(t, f.do("HSET", "lk", field, count).Error())
@@ -114,16 +117,41 @@ func TestReleaseScript(t *testing.T) {
 		assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "fully released")
 		assert.Empty(t, f.hash())
 		assert.Equal(t, []string{"0"}, f.published())
-		assert.Equal(t, "1", must(f.do("GET", latch("c1")).ToString()))
+		assert.Equal(t, int64(0), must(f.do("EXISTS", latch("c1")).AsInt64()), "a full release writes no latch")
 
-		assert.Equal(t, int64(1), must(release("c1", "30000").AsInt64()), "a retry replays the first result")
+		r := retry("c1", "30000")
+		assert.True(t, rueidis.IsRedisNil(r.Error()), "a retry finds the field gone: nil, which the caller reads as released")
 		assert.Empty(t, f.published(), "without publishing again")
+	})
+
+	t.Run("partial release, and its retry", func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "3", "5000")
+		assert.Equal(t, int64(0), must(release("p1", "30000").AsInt64()))
+		assert.Equal(t, "0", must(f.do("GET", latch("p1")).ToString()), "a partial release stores its reply")
+		assert.Equal(t, int64(0), must(retry("p1", "30000").AsInt64()), "a retry replays it")
+		assert.Equal(t, map[string]string{field: "2"}, f.hash(), "and does not count twice")
+	})
+
+	t.Run("a first attempt does not read the latch", func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "2", "5000")
+		require.NoError(t, f.do("SET", latch("q1"), "1").Error())
+		assert.Equal(t, int64(0), must(release("q1", "30000").AsInt64()), "request ids are new: nothing to replay")
+		assert.Equal(t, map[string]string{field: "1"}, f.hash())
+	})
+
+	t.Run("retry of a request that never ran", func(t *testing.T) {
+		f := f.in(t)
+		hold(t, "1", "5000")
+		assert.Equal(t, int64(1), must(retry("r1", "30000").AsInt64()), "no latch, field held: released now")
+		assert.Equal(t, []string{"0"}, f.published())
 	})
 
 	t.Run("second publish command", func(t *testing.T) {
 		f := f.in(t)
 		hold(t, "1", "5000")
-		r := f.exec(Release, []string{"lk", channel, latch("d1")}, "0", "30000", field, "SPUBLISH", "20000", "PUBLISH")
+		r := f.exec(Release, []string{"lk", channel, latch("d1")}, "0", "30000", field, "SPUBLISH", "20000", "0", "PUBLISH")
 		assert.Equal(t, int64(1), must(r.AsInt64()))
 		assert.Equal(t, []string{"0"}, f.published(), "the second publish command reaches classic subscribers")
 	})

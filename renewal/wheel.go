@@ -49,7 +49,8 @@ type Wheel struct {
 type entry struct {
 	entryKey
 	holds     []hold
-	due       int64 // tick at which the next renewal is due
+	one       [1]hold // holds' first array: a name is rarely renewed for more than one field
+	due       int64   // tick at which the next renewal is due
 	scheduled bool
 }
 
@@ -127,6 +128,7 @@ func (w *Wheel) add(key entryKey, field string, id uint64) {
 	e := w.entries[key]
 	if e == nil {
 		e = &entry{entryKey: key}
+		e.holds = e.one[:0]
 		w.entries[key] = e
 		w.schedule(e, max(w.clock(), w.now)+w.n)
 		if w.idle {

@@ -3,9 +3,9 @@ package rlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -24,10 +24,12 @@ import (
 // It blocks until the lock is acquired or ctx ends; while another owner holds it, it sleeps
 // until a release is published (or the holder's lease runs out) and does not poll. It
 // returns nil if and only if the owner now holds the lock. When ctx ends it returns an error
-// matching ctx.Err() and leaves nothing held: a hold the script took after the caller gave
-// up is given back in the background. A connection error during an attempt is returned and
-// not retried, since the attempt may or may not have taken effect; such a hold is never
-// renewed, so it ends with its lease. With replica sync on (Options.ReplicaSync), an
+// matching ctx.Err() and leaves nothing held: at once while waiting, and one round trip
+// later while a script call is in flight (the call is not abandoned, so that its reply is
+// known; on a connection that stalls, ReleaseTimeout bounds it); a hold the script took
+// after ctx ended is given back in the background. A connection error during an attempt is
+// returned and not retried, since the attempt may or may not have taken effect; such a
+// hold is never renewed, so it ends with its lease. With replica sync on (Options.ReplicaSync), an
 // acquisition counts only once a replica of the master confirmed it; when none did in any
 // of its tries, it returns ErrNotReplicated and the owner holds nothing it did not hold
 // before.
@@ -140,11 +142,13 @@ func (l *Lock) try(ctx context.Context, field string, lease time.Duration, wait 
 // taken after ctx ended, or, for a caller that does that itself, runAcquire.
 func (l *Lock) tryWith(ctx context.Context, field string, lease time.Duration, wait waitBound,
 	exec func(context.Context, acquisition) (rueidis.RedisResult, error)) (attempt, error) {
+	a := acquisition{field: field, lease: lease}
 	watchdog := lease == 0
 	if watchdog {
-		lease = l.c.opts.WatchdogTimeout
+		a.lease, a.leaseMs = l.c.opts.WatchdogTimeout, l.c.leaseMs
+	} else {
+		a.leaseMs = strconv.FormatInt(max(lease.Milliseconds(), 1), 10)
 	}
-	a := acquisition{field: field, lease: lease, leaseMs: strconv.FormatInt(max(lease.Milliseconds(), 1), 10)}
 	if l.kind == fair {
 		a.once = wait.limited && wait.d == 0
 		a.fairWait = l.fairWaitMs(wait)
@@ -160,7 +164,7 @@ func (l *Lock) tryWith(ctx context.Context, field string, lease time.Duration, w
 		case err != nil:
 			return attempt{}, err
 		case r.acquired:
-			l.c.holds.acquired(l.name, field, a.sent, lease, watchdog, r.token, l.kind == readLock)
+			l.c.holds.acquired(l.name, field, a.sent, a.lease, watchdog, r.token, l.kind == readLock)
 			return attempt{acquired: true, token: r.token}, nil
 		case l.kind == fair && r.ttl <= 0:
 			return attempt{}, nil // free, another waiter first (or no TTL): see fairWait
@@ -231,48 +235,39 @@ type acquisition struct {
 	fairWait string        // fair: the thread-wait time in ms, as the scripts take it
 }
 
-// evalAcquire runs the acquire script. If ctx ends before the reply arrives, it returns
-// ctx.Err() at once; the reply is then awaited in the background (at most ReleaseTimeout)
-// and a hold the script took is given back, so that an abandoned acquire never leaves the
-// lock held or renewed.
+// evalAcquire runs the acquire script on the caller's goroutine. A ctx that can end does
+// not cancel the request, which would lose its reply: the script is sent with ctx's values
+// under a bound of ReleaseTimeout, so the call returns when the reply arrives, one round
+// trip after ctx ended at most, or when that bound passes on a stalled connection. If ctx
+// ended by then, it returns ctx.Err(), and a hold the script took is given back in the
+// background, never recorded or renewed; a fair lock's attempt that did not take the lock
+// leaves the queue in the background (lua.FairLeave), since it may have queued.
 func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisResult, error) {
 	if ctx.Done() == nil {
 		return l.runAcquire(ctx, a), nil
 	}
-	const (
-		pending int32 = iota
-		delivered
-		abandoned
-	)
-	var state atomic.Int32
-	reply := make(chan rueidis.RedisResult, 1)
-	started := l.c.goBackground(func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
-		defer cancel()
-		res := l.runAcquire(rctx, a)
-		reply <- res
-		if state.CompareAndSwap(pending, delivered) {
-			return
-		}
-		if l.acquiredBy(res) {
-			err := l.giveBack(rctx, a)
-			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", a.field, "error", err)
-		} else if l.kind == fair && !a.once {
-			l.leaveQueue(rctx, a.field, a.fairWait) // the abandoned attempt may have queued
-		}
-	})
-	if !started {
-		return rueidis.RedisResult{}, ErrClosed
-	}
-	select {
-	case res := <-reply:
+	rctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
+	defer cancel()
+	res := l.runAcquire(rctx, a)
+	if ctx.Err() == nil {
 		return res, nil
-	case <-ctx.Done():
-		if state.CompareAndSwap(pending, abandoned) {
-			return rueidis.RedisResult{}, ctx.Err()
-		}
-		return <-reply, nil
 	}
+	var abandon func()
+	switch {
+	case l.acquiredBy(res):
+		abandon = func() {
+			err := l.giveBack(ctx, a)
+			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", a.field, "error", err)
+		}
+	case l.kind == fair && !a.once:
+		abandon = func() { l.leaveQueue(ctx, a.field, a.fairWait) } // the abandoned attempt may have queued
+	default:
+		return rueidis.RedisResult{}, ctx.Err()
+	}
+	if !l.c.goBackground(abandon) {
+		abandon() // the client is closed: undo it before returning
+	}
+	return rueidis.RedisResult{}, ctx.Err()
 }
 
 // execAcquire is runAcquire as tryWith takes it.
@@ -285,23 +280,38 @@ func (l *Lock) execAcquire(ctx context.Context, a acquisition) (rueidis.RedisRes
 // reply is then errUnconfirmed, or ErrNotReplicated with the error of a give-back that
 // failed (that hold then ends with its lease, never renewed).
 func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResult {
-	script, ks, args := lua.Acquire, []string{l.name}, []string{a.leaseMs, a.field}
+	script, ks, args := lua.Acquire, [2]string{l.name}, [3]string{a.leaseMs, a.field}
+	nkeys, nargs := 1, 2
 	switch l.kind {
 	case fenced:
-		script, ks = lua.FencedAcquire, []string{l.name, l.tokenKey}
+		script, ks[1], nkeys = lua.FencedAcquire, l.tokenKey, 2
 	case nonReentrant:
-		script, args = lua.NonReentrantAcquire, append(args, reacquireError)
+		script, args[2], nargs = lua.NonReentrantAcquire, reacquireError, 3
 	case fair:
-		script, ks, args = l.fairAcquireCall(a)
+		fscript, fks, fargs := l.fairAcquireCall(a)
+		return l.runAcquireSlices(ctx, a, fscript, fks, fargs)
 	case readLock:
-		script, ks = lua.ReadAcquire, []string{l.name, keys.ReadTimeoutPrefix(l.name, a.field)}
-		args = append(args, a.field+writerSuffix)
+		script, ks[1], nkeys = lua.ReadAcquire, keys.ReadTimeoutPrefix(l.name, a.field), 2
+		args[2], nargs = a.field+writerSuffix, 3
 	case writeLock:
 		script = lua.WriteAcquire
 	}
 	if l.c.replicas == nil {
+		return script.Exec(ctx, l.c.rc, ks[:nkeys], args[:nargs]) // on the stack
+	}
+	return l.runAcquireSynced(ctx, a, script, slices.Clone(ks[:nkeys]), slices.Clone(args[:nargs]))
+}
+
+// runAcquireSlices is runAcquire for a script whose KEYS and ARGV are already slices.
+func (l *Lock) runAcquireSlices(ctx context.Context, a acquisition, script lua.Script, ks, args []string) rueidis.RedisResult {
+	if l.c.replicas == nil {
 		return script.Exec(ctx, l.c.rc, ks, args)
 	}
+	return l.runAcquireSynced(ctx, a, script, ks, args)
+}
+
+// runAcquireSynced is runAcquire with replica sync.
+func (l *Lock) runAcquireSynced(ctx context.Context, a acquisition, script lua.Script, ks, args []string) rueidis.RedisResult {
 	res, unconfirmed := l.c.replicas.exec(ctx, script, ks, args)
 	if unconfirmed == nil || !l.acquiredBy(res) {
 		return res // confirmed, not acquired, or failed
@@ -320,9 +330,9 @@ func (l *Lock) runAcquire(ctx context.Context, a acquisition) rueidis.RedisResul
 // re-entry), that hold stays, with the TTL a set, and the registry's safe-until follows it
 // (a read hold keeps its own: its remaining timeout keys were not touched).
 func (l *Lock) giveBack(ctx context.Context, a acquisition) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
-	r, err := l.release(ctx, a.field, false, false)
+	r, err := l.release(ctx, a.field, false, true, false)
 	if err == nil && r == partial && l.kind != readLock {
 		l.c.holds.leaseReset(l.name, a.field, a.sent, a.lease)
 	}

@@ -33,6 +33,7 @@ type Client struct {
 	replicas  *replicaSync // nil when lock writes do not wait for replicas
 	obs       *observer
 	leaseMs   string // WatchdogTimeout in ms, as scripts take it
+	latchMs   string // UnlockLatchTTL in ms, as the release script takes it
 	closed    atomic.Bool
 	closeOnce sync.Once
 	bgMu      sync.RWMutex   // orders bg.Add after Close's bg.Wait: see goBackground
@@ -69,6 +70,7 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		latches:  newLatchSweeper(rc),
 		replicas: newReplicaSync(rc, opts),
 		leaseMs:  strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
+		latchMs:  strconv.FormatInt(opts.UnlockLatchTTL.Milliseconds(), 10),
 	}
 	c.wheel, err = renewal.New(rc, renewal.Options{
 		Lease:     opts.WatchdogTimeout,
@@ -167,7 +169,10 @@ func (c *Client) checkName(name string) error {
 }
 
 // field returns the hash field of owner o: "<client-uuid>:<owner>".
-func (c *Client) field(o Owner) string { return c.id + ":" + o.String() }
+func (c *Client) field(o Owner) string {
+	var b [20]byte
+	return c.id + ":" + string(strconv.AppendInt(b[:0], int64(o), 10)) // one allocation
+}
 
 // plan returns the pub/sub of a Client with these options on rc (pubsub.Choose).
 func (o Options) plan(ctx context.Context, rc rueidis.Client) (pubsub.Plan, error) {

@@ -124,6 +124,9 @@ func (l *CountDownLatch) checkWrite() error {
 }
 
 func (l *CountDownLatch) fail(op string, err error) error {
+	if err == nil {
+		return nil // the permission needs are built only for an error
+	}
 	return failOn(op, l.name, l.c.permission(needs{
 		calls: [][]string{{"exists", l.name}, {"get", l.name}, {"set", l.name, "0"},
 			{"decr", l.name}, {"del", l.name}},

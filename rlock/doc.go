@@ -29,7 +29,9 @@
 //
 //   - err == nil from Lock, LockFor or TryLock means the owner holds the lock; any error
 //     means it does not. If ctx ends while an attempt is in flight, the call returns
-//     ctx.Err() at once and a hold taken by that attempt is given back in the background.
+//     ctx.Err() when that attempt's reply arrives, one round trip later (bounded by
+//     Options.ReleaseTimeout on a stalled connection), and a hold taken by that attempt is
+//     given back in the background.
 //   - Lock and TryLock with a zero lease use the watchdog: the key lives WatchdogTimeout
 //     (30 s by default) and is renewed every third of it until the final Unlock. Explicit
 //     leases are never renewed.

@@ -114,6 +114,9 @@ func (e *opError) Unwrap() error { return e.err }
 
 // fail wraps a non-nil err of method op on l.
 func (l *Lock) fail(op string, err error) error {
+	if err == nil {
+		return nil // the permission needs are built only for an error
+	}
 	return failOn(op, l.name, l.c.permission(l.needs(), err))
 }
 

@@ -136,7 +136,7 @@ func (l *Lock) fairAcquireCall(a acquisition) (lua.Script, []string, []string) {
 // Leaving is idempotent; with replica sync on it waits for the replicas once. A failure is
 // logged: the waiter then stays queued until its deadline passes.
 func (l *Lock) leaveQueue(ctx context.Context, field, waitMs string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	pub := l.publishes()
 	ks := []string{l.fair.queue, l.fair.timeout, l.name, l.channel}
@@ -155,11 +155,10 @@ func (l *Lock) leaveQueue(ctx context.Context, field, waitMs string) {
 }
 
 // fairReleaseCall returns the fair release script with its KEYS and ARGV (see releaseCall).
-func (l *Lock) fairReleaseCall(field, latch, lease string) (lua.Script, []string, []string) {
+func (l *Lock) fairReleaseCall(field, latch, lease string) releaseCall {
 	pub := l.publishes()
-	return lua.FairRelease, []string{l.name, l.fair.queue, l.fair.timeout, l.channel, latch},
-		append([]string{"0", lease, field, nowMs(), pub[0],
-			strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)}, pub[1:]...)
+	return releaseCall{lua.FairRelease, []string{l.name, l.fair.queue, l.fair.timeout, l.channel, latch},
+		append([]string{"0", lease, field, nowMs(), pub[0], l.c.latchMs, firstAttempt}, pub[1:]...), 6, false}
 }
 
 // fairForceCall returns the fair force-release script with its KEYS and ARGV.

@@ -397,3 +397,41 @@ func TestFairMisuse(t *testing.T) {
 	assert.EqualError(t, err, `rlock: TryLock "`+f.name+`": held by another owner`)
 	require.NoError(t, f.l.Unlock(f.ctx))
 }
+
+// RL-03 for the fair lock: acquisitions cancelled while their script is in flight (which
+// runs on the caller's goroutine, detached) leave nothing held, renewed, or queued: a hold
+// taken after ctx ended is given back with the fair release, a queue entry is removed with
+// FairLeave. Half of them run while another owner holds the lock, so that they queue.
+func TestFairCancelledAcquireLeavesNothing(t *testing.T) { // RL-03
+	f := newFairFixture(t, Options{}) // a hold left behind would outlive the check by far
+	holder := NewOwner(f.base)
+	cancelled := 0
+	for i := range 400 {
+		if i == 200 {
+			require.NoError(t, f.l.Lock(holder)) // from here on every attempt queues
+		}
+		ctx, cancel := context.WithCancel(NewOwner(f.base))
+		go func() {
+			time.Sleep(time.Duration(i%150) * time.Microsecond)
+			cancel()
+		}()
+		if err := f.l.Lock(ctx); err == nil {
+			require.NoError(t, f.l.Unlock(ctx))
+		} else {
+			require.ErrorIs(t, err, context.Canceled)
+			cancelled++
+		}
+		cancel()
+		if i < 200 { // nobody else holds it: a hold the attempt took must be given back at once
+			require.True(t, redistest.Poll(5*time.Second, time.Millisecond, func() bool {
+				return f.c.holds.count() == 0 && !redistest.Exists(t, f.rc, f.name)
+			}), "attempt %d: a hold taken after ctx ended was kept", i)
+		}
+	}
+	t.Logf("%d of 400 acquisitions cancelled", cancelled)
+	require.NoError(t, f.l.Unlock(holder))
+	require.True(t, redistest.Poll(5*time.Second, 10*time.Millisecond, func() bool {
+		return f.c.holds.count() == 0 && !redistest.Exists(t, f.rc, f.name) &&
+			len(fairQueue(t, f.rc, f.name)) == 0 && len(fairDeadlines(t, f.rc, f.name)) == 0
+	}), "a hold, the lock or a queue entry was left behind: queue %v", fairQueue(t, f.rc, f.name))
+}

@@ -437,7 +437,7 @@ func (g *group) forget(ctx context.Context, i int) {
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 	defer cancel()
-	_, err := l.release(rctx, field, false, false)
+	_, err := l.release(rctx, field, false, true, false)
 	l.c.obs.log.Debug("rlock: released a group member whose acquire failed in flight", "lock", l.name, "holder", field, "error", err)
 }
 

@@ -129,7 +129,7 @@ func rawHolder(t testing.TB, rc rueidis.Client, name, field string, ttlMs int64)
 func renewing(c *Client, name, field string) bool {
 	c.holds.mu.Lock()
 	defer c.holds.mu.Unlock()
-	h := c.holds.byName[name][field]
+	h := c.holds.get(name, field)
 	return h != nil && h.watchdog && h.count > 0
 }
 

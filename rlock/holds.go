@@ -31,7 +31,7 @@ type holds struct {
 	lease time.Duration // the watchdog lease
 
 	mu     sync.Mutex
-	byName map[string]map[string]*hold // name → field → hold
+	byName map[string]*hold // name → its holds, linked by hold.next (rarely more than one)
 	n      int
 	lastID uint64
 	closed bool
@@ -40,6 +40,7 @@ type holds struct {
 // hold is one owner's hold of one lock through this client.
 type hold struct {
 	name, field string
+	next        *hold  // the next hold of the same name
 	id          uint64 // distinguishes this hold from earlier and later ones of the same field
 	count       int    // acquisitions not yet released
 	token       int64  // fenced locks: the token of the latest acquisition
@@ -56,7 +57,7 @@ type hold struct {
 type watch struct{ cancel context.CancelCauseFunc }
 
 func newHolds(wheel *renewal.Wheel, lease time.Duration) *holds {
-	return &holds{wheel: wheel, lease: lease, byName: make(map[string]map[string]*hold)}
+	return &holds{wheel: wheel, lease: lease, byName: make(map[string]*hold)}
 }
 
 // acquired records an acquisition by field of name, made by a request sent at sent that set
@@ -76,14 +77,11 @@ func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duratio
 	if hs.closed {
 		return
 	}
-	h := hs.byName[name][field]
+	h := hs.get(name, field)
 	if h == nil {
 		hs.lastID++
-		h = &hold{name: name, field: field, id: hs.lastID, start: time.Now()}
-		if hs.byName[name] == nil {
-			hs.byName[name] = make(map[string]*hold)
-		}
-		hs.byName[name][field] = h
+		h = &hold{name: name, field: field, next: hs.byName[name], id: hs.lastID, start: time.Now()}
+		hs.byName[name] = h
 		hs.n++
 		h.expiry = time.AfterFunc(time.Hour, func() { hs.expire(name, field, h.id) })
 		h.warn = hs.obs.warnAfter(name, field)
@@ -105,6 +103,16 @@ func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duratio
 	hs.setSafeUntilLocked(h, t)
 }
 
+// get returns field's hold of name, or nil. Called with hs.mu held.
+func (hs *holds) get(name, field string) *hold {
+	for h := hs.byName[name]; h != nil; h = h.next {
+		if h.field == field {
+			return h
+		}
+	}
+	return nil
+}
+
 // setSafeUntilLocked moves h's safe-until time and its timer. Called with hs.mu held.
 func (hs *holds) setSafeUntilLocked(h *hold, t time.Time) {
 	h.safeUntil = t
@@ -116,7 +124,7 @@ func (hs *holds) setSafeUntilLocked(h *hold, t time.Time) {
 func (hs *holds) renewed(name, field string, id uint64, sent time.Time) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if h := hs.byName[name][field]; h != nil && h.id == id {
+	if h := hs.get(name, field); h != nil && h.id == id {
 		if t := safeUntil(sent, hs.lease); t.After(h.safeUntil) {
 			hs.setSafeUntilLocked(h, t)
 		}
@@ -127,7 +135,7 @@ func (hs *holds) renewed(name, field string, id uint64, sent time.Time) {
 // safe-until moved later just fires again then.
 func (hs *holds) expire(name, field string, id uint64) {
 	hs.mu.Lock()
-	h := hs.byName[name][field]
+	h := hs.get(name, field)
 	if h == nil || h.id != id {
 		hs.mu.Unlock()
 		return
@@ -145,7 +153,7 @@ func (hs *holds) expire(name, field string, id uint64) {
 // gone ends hold id, whose field a renewal found missing from the lock.
 func (hs *holds) gone(name, field string, id uint64) {
 	hs.mu.Lock()
-	h := hs.byName[name][field]
+	h := hs.get(name, field)
 	if h == nil || h.id != id {
 		hs.mu.Unlock()
 		return
@@ -158,12 +166,12 @@ func (hs *holds) gone(name, field string, id uint64) {
 // unlocking records that one acquisition of field on name is being released, before the
 // release request is sent: the final one stops the hold's renewal first, so that a released
 // lock is never renewed again. It reports whether the hold is renewed by the watchdog (a
-// partial release then resets the watchdog lease), and whether this is the hold's last
-// acquisition.
+// partial release then resets the watchdog lease), and whether this was the hold's last
+// acquisition (false when the table has no such hold).
 func (hs *holds) unlocking(name, field string) (watchdog, last bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h := hs.byName[name][field]
+	h := hs.get(name, field)
 	if h == nil {
 		return false, false
 	}
@@ -180,7 +188,7 @@ func (hs *holds) unlocking(name, field string) (watchdog, last bool) {
 func (hs *holds) leaseReset(name, field string, sent time.Time, lease time.Duration) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if h := hs.byName[name][field]; h != nil {
+	if h := hs.get(name, field); h != nil {
 		hs.setSafeUntilLocked(h, safeUntil(sent, lease))
 	}
 }
@@ -190,7 +198,7 @@ func (hs *holds) leaseReset(name, field string, sent time.Time, lease time.Durat
 // and timers, cancels its Held contexts with cause and records it.
 func (hs *holds) end(name, field string, cause error) {
 	hs.mu.Lock()
-	h := hs.byName[name][field]
+	h := hs.get(name, field)
 	if h != nil {
 		hs.removeLocked(h)
 	}
@@ -204,7 +212,7 @@ func (hs *holds) end(name, field string, cause error) {
 func (hs *holds) endName(name string, cause error) {
 	hs.mu.Lock()
 	var ended []*hold
-	for _, h := range hs.byName[name] {
+	for h := hs.byName[name]; h != nil; h = h.next {
 		ended = append(ended, h)
 	}
 	hs.endLocked(ended, cause)
@@ -215,8 +223,8 @@ func (hs *holds) close(cause error) {
 	hs.mu.Lock()
 	hs.closed = true
 	var ended []*hold
-	for _, byField := range hs.byName {
-		for _, h := range byField {
+	for _, first := range hs.byName {
+		for h := first; h != nil; h = h.next {
 			ended = append(ended, h)
 		}
 	}
@@ -238,11 +246,20 @@ func (hs *holds) endLocked(ended []*hold, cause error) {
 // removeLocked takes h out of the table and stops its renewal and timers. Called with
 // hs.mu held.
 func (hs *holds) removeLocked(h *hold) {
-	byField := hs.byName[h.name]
-	delete(byField, h.field)
-	if len(byField) == 0 {
+	switch first := hs.byName[h.name]; {
+	case first == h && h.next == nil:
 		delete(hs.byName, h.name)
+	case first == h:
+		hs.byName[h.name] = h.next
+	default:
+		for p := first; p != nil; p = p.next {
+			if p.next == h {
+				p.next = h.next
+				break
+			}
+		}
 	}
+	h.next = nil
 	hs.n--
 	if h.watchdog {
 		hs.wheel.Remove(h.name, h.field)
@@ -268,7 +285,7 @@ func (hs *holds) finish(h *hold, cause error) {
 func (hs *holds) watch(name, field string, parent context.Context) (context.Context, context.CancelFunc, int64, bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	h := hs.byName[name][field]
+	h := hs.get(name, field)
 	if h == nil {
 		return nil, nil, 0, false
 	}
@@ -289,8 +306,8 @@ func (hs *holds) watch(name, field string, parent context.Context) (context.Cont
 func (hs *holds) heldByOther(name, field string) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	for f := range hs.byName[name] {
-		if f != field {
+	for h := hs.byName[name]; h != nil; h = h.next {
+		if h.field != field {
 			return true
 		}
 	}
@@ -308,7 +325,7 @@ func (hs *holds) count() int {
 func (hs *holds) has(name, field string) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	return hs.byName[name][field] != nil
+	return hs.get(name, field) != nil
 }
 
 // safeUntilOf returns the safe-until time of field's hold on name, and false when there is
@@ -316,7 +333,7 @@ func (hs *holds) has(name, field string) bool {
 func (hs *holds) safeUntilOf(name, field string) (time.Time, bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if h := hs.byName[name][field]; h != nil {
+	if h := hs.get(name, field); h != nil {
 		return h.safeUntil, true
 	}
 	return time.Time{}, false

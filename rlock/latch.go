@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/keys"
 )
 
 // latchLinger is how long the sweeper gathers unlock latches before deleting them in one
@@ -96,10 +98,13 @@ func (s *latchSweeper) close() {
 	s.wg.Wait()
 }
 
-// newRequestID returns 16 random bytes as 32 lowercase hex characters, the form of
-// Redisson's unlock request ids.
-func newRequestID() string {
+// newLatch returns the unlock latch key of a new request on lock name, in one allocation:
+// its request id is 16 random bytes as 32 lowercase hex characters, the form of Redisson's
+// unlock request ids.
+func newLatch(name string) string {
 	var b [16]byte
+	var id [32]byte
 	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	hex.Encode(id[:], b[:])
+	return keys.UnlockLatch(name, string(id[:]))
 }

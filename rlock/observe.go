@@ -83,18 +83,35 @@ func newObserver(opts Options, wheel *renewal.Wheel, hs *holds) (*observer, erro
 
 // acquireDone records an acquire call's outcome.
 func (o *observer) acquireDone(ctx context.Context, start time.Time, err error) {
-	outcome := "acquired"
+	outcome := outcomeAcquired
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrLocked):
-		outcome = "locked"
+		outcome = outcomeLocked
 	case ctx.Err() != nil:
-		outcome = "canceled"
+		outcome = outcomeCanceled
 	default:
-		outcome = "error"
+		outcome = outcomeError
 	}
-	o.acquire.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attribute.String("outcome", outcome)))
+	o.acquire.Record(ctx, time.Since(start).Seconds(), outcomes[outcome]...)
 }
+
+// The outcomes of an acquire call, as the attribute "outcome" of its duration.
+const (
+	outcomeAcquired = iota
+	outcomeLocked
+	outcomeCanceled
+	outcomeError
+)
+
+// outcomes are the options of Record for each outcome, made once: made per call, they
+// would allocate on every acquire, with metrics off too.
+var outcomes = func() (opts [4][]metric.RecordOption) {
+	for i, v := range []string{"acquired", "locked", "canceled", "error"} {
+		opts[i] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", v)))}
+	}
+	return opts
+}()
 
 // warnAfter returns the long-hold warning timer of a new hold, or nil when none is set.
 func (o *observer) warnAfter(name, field string) *time.Timer {

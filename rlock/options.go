@@ -131,8 +131,9 @@ type Options struct {
 	// UnlockLatchTTL is how long an unlock's result is kept so that its retries replay it.
 	// Zero means DefaultUnlockLatchTTL.
 	UnlockLatchTTL time.Duration
-	// ReleaseTimeout bounds releases that ignore the caller's cancellation. Zero means
-	// DefaultReleaseTimeout.
+	// ReleaseTimeout bounds releases that ignore the caller's cancellation, and the script
+	// call of an acquire whose ctx ends while it is in flight (the call waits for its reply,
+	// so that a hold it took can be given back). Zero means DefaultReleaseTimeout.
 	ReleaseTimeout time.Duration
 	// PubSub chooses classic or sharded pub/sub in a cluster. Zero means PubSubAuto.
 	PubSub PubSubMode

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -22,11 +21,16 @@ import (
 // Unlock uses ctx's values but not its cancellation or deadline, so that a release is never
 // abandoned half way and works with an ended ctx; it is bounded by ReleaseTimeout instead.
 // The watchdog of a final release stops before the script is sent, even when Unlock fails.
-// A request whose reply is lost is retried with the same request id, and Redis replays the
-// first result (Redisson's unlock latch).
+// A request whose reply is lost is retried with the same request id and counted once: a
+// partial release stores its result in Redisson's unlock latch, which the retry replays; a
+// release of the owner's last hold writes no latch, and its retry, finding the hold gone,
+// reports success. (So when a reply is lost and the hold was also lost meanwhile, Unlock
+// of the last hold can report success rather than ErrNotHeld.) The read lock of a
+// read-write lock keeps the latch for its last read too (see lua.ReadRelease), so its
+// retry always replays.
 //
 // With replica sync on (Options.ReplicaSync), the release is followed by a WAIT for the
-// master's replicas, and sent again with the same request id (the latch replays its result)
+// master's replicas, and sent again as a retry of the same request (which writes nothing)
 // while none confirms it, three tries in all. The master has released the hold either way:
 // Unlock then returns nil and the Client logs a warning, since only a failover before the
 // replicas catch up could bring the hold back, unrenewed, until its lease ends.
@@ -45,11 +49,11 @@ func (l *Lock) unlock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	watchdog, last := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
-	r, err := l.release(ctx, field, watchdog, true)
+	r, err := l.release(ctx, field, watchdog, last, true)
 	if errors.Is(err, errUnconfirmed) {
 		l.c.obs.log.Warn("rlock: no replica confirmed an unlock; the master released the hold, but a failover before the replicas catch up can bring it back until its lease ends",
 			"lock", l.name, "owner", field, "error", err)
@@ -85,37 +89,67 @@ const (
 	released                      // the last hold released: key deleted, "0" published
 )
 
+// Values of the release scripts' argument that says whether their request is sent again.
+const (
+	firstAttempt = "0"
+	retried      = "1"
+)
+
 // release runs the release script for field, retrying transport errors with one request id
 // until ctx ends. A partial release sets the watchdog lease again when watchdog is true and
-// keeps the key's TTL otherwise. With sync and replica sync on, it waits for the replicas
-// (see execRelease) and returns the result with an error matching errUnconfirmed when none
-// confirmed it. It does not touch the hold registry.
-func (l *Lock) release(ctx context.Context, field string, watchdog, sync bool) (releaseResult, error) {
-	latch := keys.UnlockLatch(l.name, newRequestID())
+// keeps the key's TTL otherwise. final tells that the caller expects this release to be the
+// owner's last hold (the table of holds counted one left): a retry that finds neither the
+// field nor a latch then reports it released, since the script writes no latch for a full
+// release (see lua.Release); a partial release's retry replays its latch. With sync and
+// replica sync on, it waits for the replicas (see execRelease) and returns the result with
+// an error matching errUnconfirmed when none confirmed it. It does not touch the hold
+// registry.
+func (l *Lock) release(ctx context.Context, field string, watchdog, final, sync bool) (releaseResult, error) {
+	latch := newLatch(l.name)
 	lease := "0" // keep an explicit lease's TTL
 	if watchdog {
 		lease = l.c.leaseMs
 	}
-	script, ks, args := l.releaseCall(field, latch, lease)
+	var rc releaseCall // rc's KEYS and ARGV escape: the other kinds' are local variables
+	var ks, args []string
+	if l.kind == fair || l.readWrite() {
+		rc = l.kindReleaseCall(field, latch, lease)
+		ks, args = rc.ks, rc.args
+	} else { // built here, so that KEYS and ARGV stay on the stack
+		pub := l.publishes()
+		rc = releaseCall{script: lua.Release, retryArg: 5}
+		ks = []string{l.name, l.channel, latch}
+		args = append([]string{"0", lease, field, pub[0], l.c.latchMs, firstAttempt}, pub[1:]...)
+	}
+	script := rc.script
 	var res rueidis.RedisResult
 	var unconfirmed error
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
 	for {
-		res, unconfirmed = l.execRelease(ctx, script, ks, args, sync)
+		res, unconfirmed = l.execRelease(ctx, script, ks, args, rc.retryArg, sync)
 		if !transient(res.Error()) || !retry.Wait(ctx) {
 			break
 		}
+		args[rc.retryArg] = retried
 	}
-	defer l.c.latches.add(latch)
 	n, err := res.AsInt64()
 	switch {
+	case rueidis.IsRedisNil(err) && args[rc.retryArg] == retried && final && !rc.latchesFull:
+		return released, nil // the lost first attempt released it: a full release leaves no latch
 	case rueidis.IsRedisNil(err):
 		return notHeld, nil
 	case err != nil:
+		if transient(err) {
+			l.c.latches.add(latch) // a partial release may have written it
+		}
 		return 0, err
 	case n == 1:
+		if rc.latchesFull {
+			l.c.latches.add(latch)
+		}
 		return released, unconfirmed
 	}
+	l.c.latches.add(latch)
 	return partial, unconfirmed
 }
 
@@ -125,50 +159,73 @@ const (
 	writeReleased = "1" // READ_UNLOCK_MESSAGE: the writer left (readers may all enter)
 )
 
-// releaseCall returns the release script of l's kind with its KEYS and ARGV, for field,
-// unlock latch latch and lease ("0" keeps the TTL).
-func (l *Lock) releaseCall(field, latch, lease string) (lua.Script, []string, []string) {
-	latchTTL := strconv.FormatInt(l.c.opts.UnlockLatchTTL.Milliseconds(), 10)
+// releaseCall is one kind's release script with its KEYS and ARGV.
+type releaseCall struct {
+	script   lua.Script
+	ks, args []string
+	retryArg int // index in args of the retry flag: firstAttempt, then retried
+	// latchesFull tells that a full release stores its latch too (the read release: see
+	// lua.ReadRelease), so that a retry finding no hold means not held, whatever final says.
+	latchesFull bool
+}
+
+// kindReleaseCall returns the release script of a fair lock or a half of a read-write lock
+// with its KEYS and ARGV, for field, unlock latch latch and lease ("0" keeps the TTL), as a
+// first attempt. (The other kinds' lua.Release is built in release.)
+func (l *Lock) kindReleaseCall(field, latch, lease string) releaseCall {
 	switch l.kind {
-	case fair:
-		return l.fairReleaseCall(field, latch, lease)
 	case readLock:
-		return lua.ReadRelease, []string{l.name, l.channel, keys.ReadTimeoutPrefix(l.name, field), keys.Tagged(l.name), latch},
-			append([]string{readReleased, field, latchTTL}, l.c.publish...)
+		return releaseCall{lua.ReadRelease, []string{l.name, l.channel, keys.ReadTimeoutPrefix(l.name, field), keys.Tagged(l.name), latch},
+			append([]string{readReleased, field, l.c.latchMs, firstAttempt}, l.c.publish...), 3, true}
 	case writeLock:
-		return lua.WriteRelease, []string{l.name, l.channel, latch},
-			append([]string{writeReleased, lease, field, latchTTL}, l.c.publish...)
+		return releaseCall{lua.WriteRelease, []string{l.name, l.channel, latch},
+			append([]string{writeReleased, lease, field, l.c.latchMs, firstAttempt}, l.c.publish...), 4, false}
 	}
-	pub := l.publishes()
-	return lua.Release, []string{l.name, l.channel, latch}, append([]string{"0", lease, field, pub[0], latchTTL}, pub[1:]...)
+	return l.fairReleaseCall(field, latch, lease)
 }
 
 // execRelease runs the release script once. With sync and replica sync on, WAIT follows it
-// on the same connection, and a release that no replica confirmed is run again there with
-// the same latch, which replays the first result and leaves the connection's last write the
-// release itself for the next WAIT: replicaSyncTries tries in all, the error of the last
-// one returned.
-func (l *Lock) execRelease(ctx context.Context, script lua.Script, ks, args []string, sync bool) (rueidis.RedisResult, error) {
+// on the same connection, and a release that no replica confirmed is sent again there as a
+// retry of the same request, which writes nothing (a partial release's latch replays its
+// result; a full release finds the field gone, or replays its latch for a read release) and
+// so leaves the connection's last write the release itself for the next WAIT:
+// replicaSyncTries tries in all. The first try's reply is returned, with the unconfirmed
+// error of the last try. retryArg is the index in args of the retry flag.
+func (l *Lock) execRelease(ctx context.Context, script lua.Script, ks, args []string, retryArg int, sync bool) (rueidis.RedisResult, error) {
 	if !sync || l.c.replicas == nil {
 		return script.Exec(ctx, l.c.rc, ks, args), nil
 	}
-	return l.execReleaseSynced(ctx, script, ks, args)
+	return l.execReleaseSynced(ctx, script, ks, args, retryArg)
 }
 
 // execReleaseSynced is execRelease with replica sync. It copies ks and args, so that they
-// stay on the caller's stack on the path without sync.
-func (l *Lock) execReleaseSynced(ctx context.Context, script lua.Script, ks, args []string) (res rueidis.RedisResult, unconfirmed error) {
+// stay on the caller's stack on the path without sync. The first reply the script gave is
+// kept, also when replicas.with runs fn again after a redirect, and every later send is a
+// retry of the request.
+func (l *Lock) execReleaseSynced(ctx context.Context, script lua.Script, ks, args []string, retryArg int) (first rueidis.RedisResult, unconfirmed error) {
 	cks, cargs := slices.Clone(ks), slices.Clone(args)
+	replied := false
 	l.c.replicas.with(ctx, l.name, func(c *syncedConn) rueidis.RedisResult {
 		retry := newSyncRetry()
 		for tries := 1; ; tries++ {
-			res, unconfirmed = c.exec(ctx, script, cks, cargs)
-			if unconfirmed == nil || res.Error() != nil || tries == replicaSyncTries || !retry.Wait(ctx) {
+			res, err := c.exec(ctx, script, cks, cargs)
+			switch {
+			case failed(res) && !replied:
+				first = res
+				return res
+			case failed(res):
+				return res // unconfirmed stays what the last WAIT said
+			case !replied:
+				first, replied = res, true
+				cargs[retryArg] = retried
+			}
+			unconfirmed = err
+			if err == nil || tries == replicaSyncTries || !retry.Wait(ctx) {
 				return res
 			}
 		}
 	})
-	return res, unconfirmed
+	return first, unconfirmed
 }
 
 // ForceUnlock deletes the lock whoever holds it, Java or Go, and publishes "0" so that
@@ -186,7 +243,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("ForceUnlock", err)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
+	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	script, ks, args := lua.ForceRelease, []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
 	switch l.kind {

@@ -186,6 +186,9 @@ func (c *Client) checkPermits(name string, n, least int64) error {
 }
 
 func (s *Semaphore) fail(op string, err error) error {
+	if err == nil {
+		return nil // the permission needs are built only for an error
+	}
 	return failOn(op, s.name, s.c.permission(needs{
 		calls: [][]string{{"exists", s.name}, {"get", s.name}, {"set", s.name, "0"},
 			{"incrby", s.name, "1"}, {"decrby", s.name, "1"}},

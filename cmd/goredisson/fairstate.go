@@ -24,7 +24,7 @@ type queued struct {
 
 // fairSnapshot reads a fair lock's queue, its waiters' deadlines and the server's time at
 // one moment. It writes nothing.
-var fairSnapshot = rueidis.NewLuaScript(`
+var fairSnapshot = newReadScript(`
 local q = redis.call('LRANGE', KEYS[1], 0, -1)
 local d = {}
 for i = 1, #q do

@@ -82,7 +82,7 @@ var (
 // released between separate reads would otherwise show a holder without a TTL.
 // A string's value is the one element of the fields; KEYS[2], the permit timeouts of an
 // expirable semaphore of the same name, is read in the same moment (ZRANGE WITHSCORES).
-var snapshot = rueidis.NewLuaScript(`
+var snapshot = newReadScript(`
 local t = redis.call('TYPE', KEYS[1])['ok']
 local fields = {}
 if t == 'hash' then fields = redis.call('HGETALL', KEYS[1]) end

@@ -113,3 +113,21 @@ func (a *app) connect(ctx context.Context, t redisTarget) (rueidis.Client, error
 	}
 	return rc, nil
 }
+
+// readScript is a script that only reads. It runs as EVALSHA_RO (Redis 7+), so that an ACL
+// user with read access (%R~) to its keys may run it, and as EVALSHA on a server without
+// the read-only form.
+type readScript struct{ ro, rw *rueidis.Lua }
+
+func newReadScript(src string) readScript {
+	return readScript{ro: rueidis.NewLuaScriptReadOnly(src), rw: rueidis.NewLuaScript(src)}
+}
+
+// Exec runs the script with keys and args.
+func (s readScript) Exec(ctx context.Context, rc rueidis.Client, keys, args []string) rueidis.RedisResult {
+	res := s.ro.Exec(ctx, rc, keys, args)
+	if e, ok := rueidis.IsRedisErr(res.Error()); ok && strings.Contains(strings.ToLower(e.Error()), "unknown command") {
+		return s.rw.Exec(ctx, rc, keys, args)
+	}
+	return res
+}

@@ -119,12 +119,15 @@ func TestF4FencedLockPausedHolder(t *testing.T) {
 }
 
 // F5: redis-server stopped (SIGSTOP) under in-flight acquire, renew and unlock. Every call
-// returns by its bound, an abandoned acquire leaves no hold, and renewal reports the loss.
+// returns by its bound (an acquire in flight when its ctx ends: ReleaseTimeout, as the
+// server does not answer), an abandoned acquire leaves no renewed hold, and renewal
+// reports the loss.
 func TestF5PausedServer(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := srv.Client(t)
 	name, other := redistest.Name(t), redistest.Name(t)
-	c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: 900 * time.Millisecond, ReleaseTimeout: 5 * time.Second})
+	const releaseTimeout = 1500 * time.Millisecond
+	c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: 900 * time.Millisecond, ReleaseTimeout: releaseTimeout})
 	l := c.NewLock(name)
 	held := ownerCtx(t, time.Minute)
 	require.NoError(t, l.Lock(held))
@@ -136,8 +139,10 @@ func TestF5PausedServer(t *testing.T) {
 	short, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 300*time.Millisecond)
 	defer cancel()
 	err := lo.Lock(short)
+	took := time.Since(paused)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(paused), time.Second, "the acquire returned by its deadline")
+	t.Logf("an acquire in flight on the stopped server returned after %v (deadline 300ms, ReleaseTimeout %v)", took, releaseTimeout)
+	assert.Less(t, took, releaseTimeout+time.Second, "the acquire returned by ReleaseTimeout, the server being stopped")
 
 	select { // the watchdog cannot renew: the lease must have run out
 	case <-work.Done():
@@ -153,7 +158,7 @@ func TestF5PausedServer(t *testing.T) {
 		"the key expires with the lease that was not renewed")
 	assert.ErrorIs(t, l.Unlock(held), rlock.ErrNotHeld)
 	require.Eventually(t, func() bool { return !redistest.Exists(t, rc, other) }, 10*time.Second, 10*time.Millisecond,
-		"the acquire that ran after its caller gave up was given back")
+		"a hold the abandoned acquire took is not renewed")
 	require.NoError(t, lo.Lock(ownerCtx(t, 10*time.Second)), "and the lock is free")
 }
 
@@ -188,14 +193,20 @@ func TestF6CutSubscription(t *testing.T) {
 }
 
 // F7: the reply of a delivered request is lost (the connection is cut right after the
-// request). A lost unlock reply is retried and replayed by the unlock latch; a lost
-// acquire reply is reported as an error, and the hold it may have taken is never renewed.
+// request). A lost unlock reply is retried with the same request id: a full release (the
+// owner's last hold), which writes no latch, finds its field gone and reports success; a
+// partial release replays its latch and is counted once. A lost acquire reply is reported
+// as an error, and the hold it may have taken is never renewed.
 func TestF7LostReply(t *testing.T) {
 	srv := redistest.Shared(t)
 	direct := srv.Client(t)
 	p, rc := proxied(t, srv.Addr)
 	c := rlocktest.NewClient(t, rc, rlock.Options{WatchdogTimeout: time.Second})
 	ctx := ownerCtx(t, 30*time.Second)
+	// Load the scripts first: a cut EVALSHA that got NOSCRIPT would not have run at all.
+	warm := c.NewLock(redistest.Name(t))
+	require.NoError(t, warm.Lock(ctx))
+	require.NoError(t, warm.Unlock(ctx))
 
 	t.Run("unlock", func(t *testing.T) {
 		name := redistest.Name(t)
@@ -203,11 +214,71 @@ func TestF7LostReply(t *testing.T) {
 		require.NoError(t, l.Lock(ctx))
 		ch := "redisson_lock__channel:{" + name + "}"
 		msgs := srv.Listen(t, ch)
+		runs := redistest.Calls(t, direct, "hget") // once per run of the release script without a replay
 		p.CutAfterRequest(lua.Release.SHA1())
-		require.NoError(t, l.Unlock(ctx), "the retried unlock replays the first result")
+		require.NoError(t, l.Unlock(ctx), "the retried full release finds the field gone and reports success")
+		assert.Equal(t, int64(2), redistest.Calls(t, direct, "hget")-runs, "the release ran, and ran again as a retry")
 		assert.False(t, redistest.Exists(t, direct, name))
 		assert.Equal(t, []string{"0"}, redistest.Published(t, direct, ch, msgs), "the release is published once")
+		assert.Empty(t, latches(t, direct, name), "a full release writes no latch")
+		assert.ErrorIs(t, l.Unlock(ctx), rlock.ErrNotHeld, "and the hold is over")
 	})
+
+	t.Run("partial unlock", func(t *testing.T) {
+		name := redistest.Name(t)
+		l := c.NewLock(name)
+		require.NoError(t, l.Lock(ctx))
+		require.NoError(t, l.Lock(ctx))
+		ch := "redisson_lock__channel:{" + name + "}"
+		msgs := srv.Listen(t, ch)
+		replays := redistest.Calls(t, direct, "get") // only a retry reads the latch
+		p.CutAfterRequest(lua.Release.SHA1())
+		require.NoError(t, l.Unlock(ctx), "the retried partial release replays its latch")
+		assert.Equal(t, int64(1), redistest.Calls(t, direct, "get")-replays, "the retry read the latch")
+		assert.Equal(t, map[string]string{c.ID() + ":" + ownerID(t, ctx): "1"}, redistest.HGetAll(t, direct, name),
+			"one hold released, not two")
+		assert.Empty(t, redistest.Published(t, direct, ch, msgs), "a partial release publishes nothing")
+		require.NoError(t, l.Unlock(ctx), "the last hold is still there to release")
+		assert.False(t, redistest.Exists(t, direct, name))
+		assert.Equal(t, []string{"0"}, redistest.Published(t, direct, ch, msgs))
+		require.Eventually(t, func() bool { return len(latches(t, direct, name)) == 0 }, 5*time.Second, 10*time.Millisecond,
+			"the partial release's latch is deleted in the background")
+	})
+
+	// The other kinds on the shared release path: the fair and the write release write no
+	// latch for the last hold either; the read release keeps its latch, which the retry
+	// replays.
+	for _, k := range []struct {
+		kind   string
+		script lua.Script
+		lock   func(name string) *rlock.Lock
+		latch  bool
+	}{
+		{"fair", lua.FairRelease, c.NewFairLock, false},
+		{"write", lua.WriteRelease, func(name string) *rlock.Lock { return c.NewReadWriteLock(name).WriteLock() }, false},
+		{"read", lua.ReadRelease, func(name string) *rlock.Lock { return c.NewReadWriteLock(name).ReadLock() }, true},
+	} {
+		t.Run(k.kind+" unlock", func(t *testing.T) {
+			warm := k.lock(redistest.Name(t) + "-warm")
+			require.NoError(t, warm.Lock(ctx))
+			require.NoError(t, warm.Unlock(ctx))
+			name := redistest.Name(t)
+			l := k.lock(name)
+			require.NoError(t, l.Lock(ctx))
+			replays := redistest.Calls(t, direct, "get")
+			p.CutAfterRequest(k.script.SHA1())
+			require.NoError(t, l.Unlock(ctx), "the retried full release reports success")
+			assert.False(t, redistest.Exists(t, direct, name))
+			assert.ErrorIs(t, l.Unlock(ctx), rlock.ErrNotHeld, "and the hold is over")
+			if k.latch {
+				assert.Equal(t, int64(1), redistest.Calls(t, direct, "get")-replays, "the retry replayed the latch")
+				require.Eventually(t, func() bool { return len(latches(t, direct, name)) == 0 }, 5*time.Second, 10*time.Millisecond,
+					"the latch is deleted in the background")
+			} else {
+				assert.Empty(t, latches(t, direct, name), "a full release writes no latch")
+			}
+		})
+	}
 
 	t.Run("acquire", func(t *testing.T) {
 		name := redistest.Name(t)
@@ -260,24 +331,49 @@ func TestF8LatencyAndBlackhole(t *testing.T) {
 	})
 }
 
-// F13: CLIENT PAUSE WRITE. Acquires return by their deadline, nothing stale is left, and a
-// waiter blocked during the pause acquires after it.
+// F13: CLIENT PAUSE WRITE. An acquire whose deadline passes during the pause returns its
+// ctx error one round trip after the server runs it (when the pause ends), the hold its
+// script took then is given back at once rather than left to its lease, and a waiter
+// acquires after the pause.
 func TestF13ClientPause(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := srv.Client(t)
 	name := redistest.Name(t)
 	l := rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
-	require.NoError(t, rc.Do(context.Background(), rc.B().ClientPause().Timeout(1500).Write().Build()).Error())
+	const pause = 1500 * time.Millisecond
+	published := redistest.Calls(t, rc, "publish")
+	require.NoError(t, rc.Do(context.Background(), rc.B().ClientPause().Timeout(pause.Milliseconds()).Write().Build()).Error())
 	short, cancel := context.WithTimeout(rlock.NewOwner(context.Background()), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	assert.ErrorIs(t, l.Lock(short), context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), time.Second)
+	took := time.Since(start)
+	t.Logf("an acquire in flight during a %v pause returned after %v (deadline 300ms)", pause, took)
+	assert.Less(t, took, pause+time.Second, "one round trip after the pause, not ReleaseTimeout (5 s)")
 	waiter := ownerCtx(t, 30*time.Second)
+	start = time.Now()
 	require.NoError(t, l.Lock(waiter), "acquires once the pause ends")
+	assert.Less(t, time.Since(start), 5*time.Second, "the abandoned hold was given back, not left to its 30 s lease")
 	require.NoError(t, l.Unlock(waiter))
-	require.Eventually(t, func() bool { return !redistest.Exists(t, rc, name) }, 5*time.Second, 10*time.Millisecond,
-		"the abandoned acquire was given back")
+	assert.Equal(t, int64(2), redistest.Calls(t, rc, "publish")-published,
+		"two releases published: the give-back of the abandoned hold, and the waiter's")
+	assert.False(t, redistest.Exists(t, rc, name))
+}
+
+// latches returns the unlock latches of name.
+func latches(t *testing.T, rc rueidis.Client, name string) []string {
+	t.Helper()
+	ks, err := rc.Do(context.Background(), rc.B().Keys().Pattern("redisson_unlock_latch:{"+name+"}:*").Build()).AsStrSlice()
+	require.NoError(t, err)
+	return ks
+}
+
+// ownerID returns the owner ctx carries, as it appears in hash fields.
+func ownerID(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	o, ok := rlock.OwnerFrom(ctx)
+	require.True(t, ok)
+	return o.String()
 }
 
 // proxied starts a fault proxy in front of addr, closed in t.Cleanup, and returns it with a

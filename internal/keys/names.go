@@ -17,9 +17,12 @@ func Tagged(name string) string {
 	return "{" + name + "}"
 }
 
-// Prefixed returns prefix + ":" + Tagged(name): Redisson's prefixName.
+// Prefixed returns prefix + ":" + Tagged(name): Redisson's prefixName. It allocates once.
 func Prefixed(prefix, name string) string {
-	return prefix + ":" + Tagged(name)
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
 }
 
 // LockChannel is the pub/sub channel on which the unlock of lock name is announced:
@@ -31,7 +34,10 @@ func LockChannel(name string) string {
 // UnlockLatch is the key under which one unlock request stores its result so that a
 // retry of the same request replays it: "redisson_unlock_latch:{name}:<requestID>".
 func UnlockLatch(name, requestID string) string {
-	return Prefixed(unlockLatchPrefix, name) + ":" + requestID
+	if strings.Contains(name, "{") {
+		return unlockLatchPrefix + ":" + name + ":" + requestID
+	}
+	return unlockLatchPrefix + ":{" + name + "}:" + requestID
 }
 
 // FencingToken is the counter of a fenced lock's tokens: "redisson_lock_token:{name}", a

@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// BenchmarkThroughput is TestCompare's throughput workload as a Go benchmark, for
+// -benchmem and -cpuprofile: thrWorkers goroutines spread over thrProcs simulated processes
+// (each its own rueidis client and rlock.Client) take and release random names out of
+// thrNames, each lock call under a thrDeadline context (cancelable, so the path of a server
+// request), with an empty critical section. One op is one Lock + Unlock; allocations per op
+// include the harness's own (the deadline context, the owner, the release closure).
+// The cancelable variant is the workload of TestCompare; background passes
+// context.Background (the owner only) to Lock.
+func BenchmarkThroughput(b *testing.B) {
+	srv := redistest.Shared(b)
+	for _, tc := range []struct {
+		name     string
+		deadline bool
+	}{{"deadline-ctx", true}, {"background-ctx", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var procs []proc
+			for i := range thrProcs {
+				procs = append(procs, newRlockProc(false)(b, srv, procName("bench-thr", i)))
+			}
+			names := make([]string, thrNames)
+			for i := range names {
+				names[i] = fmt.Sprintf("%s:%d", benchName(b), i)
+			}
+			var g atomic.Int64
+			b.SetParallelism(max(thrWorkers/runtime.GOMAXPROCS(0), 1)) // thrWorkers goroutines
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				n := g.Add(1)
+				p := procs[n%thrProcs]
+				rng := rand.New(rand.NewPCG(uint64(n), 1))
+				for pb.Next() {
+					ctx, cancel := context.Background(), context.CancelFunc(func() {})
+					if tc.deadline {
+						ctx, cancel = context.WithTimeout(ctx, thrDeadline)
+					}
+					rel, err := p.lock(ctx, names[rng.IntN(thrNames)])
+					if err == nil {
+						err = rel()
+					}
+					cancel()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,87 @@
+package rlock
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// detached is the context of a request that must not be abandoned half way: a release, or
+// an acquire whose caller may give up. It has the values of its parent, none of its
+// cancellation, and a deadline of its own. It is
+// context.WithTimeout(context.WithoutCancel(parent), d) in two allocations rather than
+// four: it makes its channel and arms its timer only when Done is first called, which
+// rueidis does not do on its synchronous path (there the deadline bounds the connection's
+// read and write).
+type detached struct {
+	parent   context.Context // context.WithoutCancel of the caller's: values only
+	deadline time.Time
+
+	mu      sync.Mutex
+	done    chan struct{} // made by the first Done
+	timer   *time.Timer   // closes done at the deadline
+	expired bool          // done is closed, or will be when made
+}
+
+// detach returns a context with parent's values, without its cancellation, that ends d from
+// now, and the function that releases its timer, to be called when the request is over.
+func detach(parent context.Context, d time.Duration) (*detached, func()) {
+	c := &detached{parent: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
+	return c, c.stop
+}
+
+func (c *detached) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *detached) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if left := time.Until(c.deadline); c.expired || left <= 0 {
+			c.expired = true
+			close(c.done)
+		} else {
+			c.timer = time.AfterFunc(left, c.expire)
+		}
+	}
+	return c.done
+}
+
+func (c *detached) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.expired && time.Now().Before(c.deadline) {
+		return nil
+	}
+	c.expireLocked()
+	return context.DeadlineExceeded
+}
+
+func (c *detached) Value(key any) any { return c.parent.Value(key) }
+
+func (c *detached) String() string { return "rlock.detached" }
+
+// expire ends c at its deadline.
+func (c *detached) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expireLocked()
+}
+
+func (c *detached) expireLocked() {
+	if !c.expired {
+		c.expired = true
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+}
+
+// stop releases c's timer, if Done armed one.
+func (c *detached) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}

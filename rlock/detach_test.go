@@ -1,0 +1,73 @@
+package rlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The context of releases and of acquires whose caller may give up: the parent's values,
+// not its cancellation, and its own deadline, with or without a Done channel asked for.
+func TestDetachedContext(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	cancel()
+
+	t.Run("Done asked for before the deadline", func(t *testing.T) {
+		ctx, stop := detach(parent, 50*time.Millisecond)
+		defer stop()
+		assert.Equal(t, "v", ctx.Value(key{}), "the parent's values")
+		require.NoError(t, ctx.Err(), "not the parent's cancellation")
+		dl, ok := ctx.Deadline()
+		require.True(t, ok)
+		assert.WithinDuration(t, time.Now().Add(50*time.Millisecond), dl, 50*time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("Done not closed at the deadline")
+		}
+		assert.False(t, time.Now().Before(dl), "not before the deadline")
+		assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
+		assert.ErrorIs(t, context.Cause(ctx), context.DeadlineExceeded)
+	})
+
+	t.Run("Done asked for after the deadline", func(t *testing.T) {
+		ctx, stop := detach(parent, time.Millisecond)
+		defer stop()
+		require.Eventually(t, func() bool { return ctx.Err() != nil }, 10*time.Second, time.Millisecond)
+		assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
+		select {
+		case <-ctx.Done():
+		default:
+			t.Fatal("Done of an expired context is not closed")
+		}
+	})
+
+	t.Run("stopped before the deadline", func(t *testing.T) {
+		ctx, stop := detach(parent, time.Hour)
+		done := ctx.Done()
+		stop()
+		require.NoError(t, ctx.Err())
+		select {
+		case <-done:
+			t.Fatal("closed before its deadline")
+		default:
+		}
+	})
+
+	t.Run("a child context follows it", func(t *testing.T) {
+		ctx, stop := detach(parent, 20*time.Millisecond)
+		defer stop()
+		child, cancel := context.WithCancel(ctx)
+		defer cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the child did not end with its parent's deadline")
+		}
+		assert.ErrorIs(t, child.Err(), context.DeadlineExceeded)
+	})
+}
