@@ -149,21 +149,18 @@ local i = 1
 while i <= #queue and queue[i] ~= ARGV[1] do
 	i = i + 1
 end
-local first = i == 1 and #queue > 0
+local nxt = queue[2]
+if i == 1 and nxt and redis.call('exists', KEYS[3]) == 0 then
+	redis.call(ARGV[3], KEYS[4] .. ':' .. nxt, ARGV[4])
+	if ARGV[5] then
+		redis.call(ARGV[5], KEYS[4] .. ':' .. nxt, ARGV[4])
+	end
+end
 for j = i + 1, #queue do
 	redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[j])
 end
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('lrem', KEYS[1], 0, ARGV[1])
-if first and redis.call('exists', KEYS[3]) == 0 then
-	local nxt = redis.call('lindex', KEYS[1], 0)
-	if nxt then
-		redis.call(ARGV[3], KEYS[4] .. ':' .. nxt, ARGV[4])
-		if ARGV[5] then
-			redis.call(ARGV[5], KEYS[4] .. ':' .. nxt, ARGV[4])
-		end
-	end
-end
 return nil
 `, false)
 
@@ -196,9 +193,9 @@ if redis.call('exists', KEYS[1]) == 0 then
 `+wakeHead("1", "5", "7")+`
 	return nil
 end
-`+releaseOne("KEYS[5]", "ARGV[6]")+`redis.call('del', KEYS[1])
+`+releaseOne("KEYS[5]", "ARGV[6]")+wakeHead("1", "5", "7")+`
+redis.call('del', KEYS[1])
 redis.call('set', KEYS[5], 1, 'px', ARGV[6])
-`+wakeHead("1", "5", "7")+`
 return 1
 `, false)
 
@@ -217,8 +214,9 @@ return 1
 // woken and the reply is 1; otherwise the reply is 0 and nothing is published. The queue
 // and the timeout set are kept.
 var FairForceRelease = newScript(purgeStale("ARGV[2]")+`
-if redis.call('del', KEYS[1]) == 1 then
+if redis.call('exists', KEYS[1]) == 1 then
 `+wakeHead("1", "3", "4")+`
+	redis.call('del', KEYS[1])
 	return 1
 end
 return 0
