@@ -723,12 +723,13 @@ func TestTLS(t *testing.T) {
 }
 
 // The blocks of a service that uses every type, Go and Java.
-var allTypes = []string{"locks", "lock-pubsub", "fenced", "countdownlatch", "semaphore"}
+var allTypes = []string{"locks", "lock-pubsub", "fenced", "countdownlatch", "semaphore", "fair", "read-write", "expirable-semaphore"}
 
 // TestJavaACLTLS: a Java Redisson service and a Go service, each logged in over TLS as an
-// ACL user with the documented blocks for every type (the Java user with the block for
-// Redisson instead of rueidis), wake each other's waiters, renew their locks, and share
-// fenced tokens, a latch and a semaphore.
+// ACL user with the documented blocks for every type (the Java user with the blocks for
+// Redisson instead of rueidis's), wake each other's waiters, renew their locks, and share
+// fenced tokens, a latch and semaphores, queue for a fair lock, read and write a read-write
+// lock, and hold a MultiLock.
 func TestJavaACLTLS(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, v string) {
 		jar := javapeer.JarPath(t, v)
@@ -737,7 +738,7 @@ func TestJavaACLTLS(t *testing.T) {
 		rules := securityRules(t)
 		redistest.ApplyACL(t, admin,
 			aclCommand(t, rules, append([]string{"rueidis"}, allTypes...)),
-			redistest.ACLUser(t, rules, "orders-java", aclPassword, append([]string{"redisson"}, allTypes...)))
+			redistest.ACLUser(t, rules, "orders-java", aclPassword, append([]string{"redisson", "redisson-expirable-semaphore"}, allTypes...)))
 		peer := javapeer.Start(t, jar, "rediss://"+srv.TLSAddr, javapeer.WithAuth("orders-java", aclPassword),
 			javapeer.WithCA(srv.Certs.CAFile), javapeer.WithWatchdog(time.Second))
 		user := srv.TLSClient(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
@@ -808,6 +809,75 @@ func TestJavaACLTLS(t *testing.T) {
 		assert.Equal(t, "true", peer.Must(t, ctx, "J6", "spin.lock", sname))
 		peer.Must(t, ctx, "J6", "spin.unlock", sname)
 		require.NoError(t, goc.NewSpinLock(sname, rlock.SpinBackoff{}).TryLock(a, 10*time.Second, 0))
+
+		// The fair lock: a Go waiter queued behind Java is woken by its release, and a Java
+		// waiter queued behind Go by Go's.
+		fair := goc.NewFairLock(aclPrefix + "fair:" + redistest.Name(t))
+		assert.Equal(t, "true", peer.Must(t, ctx, "J7", "fair.lock", fair.Name()))
+		go func() { got <- fair.Lock(a) }()
+		queuedSubscribed(t, admin, fair.Name(), 1)
+		peer.Must(t, ctx, "J7", "fair.unlock", fair.Name())
+		require.NoError(t, <-got)
+		go func() { java <- peer.Must(t, ctx, "J8", "fair.trylock", fair.Name(), "60000", "-1") }()
+		queuedSubscribed(t, admin, fair.Name(), 1)
+		require.NoError(t, fair.Unlock(a))
+		assert.Equal(t, "true", <-java)
+		peer.Must(t, ctx, "J8", "fair.unlock", fair.Name())
+
+		// The read-write lock: Java and Go read at once; a Go writer waits for both, and a
+		// Java writer for it.
+		rw := goc.NewReadWriteLock(aclPrefix + "rw:" + redistest.Name(t))
+		rwChannel := "redisson_rwlock:{" + rw.Name() + "}"
+		assert.Equal(t, "true", peer.Must(t, ctx, "J9", "read.lock", rw.Name()))
+		require.NoError(t, rw.ReadLock().Lock(a))
+		b := rlock.NewOwner(ctx)
+		go func() { got <- rw.WriteLock().Lock(b) }()
+		waitSubscribed(t, admin, rwChannel)
+		// Both watchdogs renew the reads (Redisson's read renewal script included).
+		for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+			require.True(t, redistest.Exists(t, admin, rw.Name()), "the watchdogs keep the reads")
+			select {
+			case err := <-got:
+				t.Fatalf("the Go writer got the lock while it was read: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		peer.Must(t, ctx, "J9", "read.unlock", rw.Name())
+		require.NoError(t, rw.ReadLock().Unlock(a))
+		require.NoError(t, <-got, "the Go writer woke once both readers left")
+		go func() { java <- peer.Must(t, ctx, "J10", "write.trylock", rw.Name(), "60000", "-1") }()
+		waitSubscribed(t, admin, rwChannel)
+		require.NoError(t, rw.WriteLock().Unlock(b))
+		assert.Equal(t, "true", <-java)
+		peer.Must(t, ctx, "J10", "write.unlock", rw.Name())
+
+		// The expirable semaphore: a Java acquirer (with a lease) is woken by a Go release by
+		// id, and Go releases the permit Java took.
+		xsem := goc.NewExpirableSemaphore(aclPrefix + "xsem:" + redistest.Name(t))
+		assert.Equal(t, "true", peer.Must(t, ctx, "J11", "xsem.setpermits", xsem.Name(), "1"))
+		ids, err := xsem.Acquire(ctx, 1, time.Minute)
+		require.NoError(t, err)
+		go func() { java <- peer.Must(t, ctx, "J11", "xsem.tryacquire", xsem.Name(), "1", "60000", "60000") }()
+		waitSubscribed(t, admin, "redisson_sc:{"+xsem.Name()+"}")
+		require.NoError(t, xsem.Release(ctx, ids...))
+		jid := <-java
+		require.Len(t, jid, 32, "Java got a permit id")
+		assert.Equal(t, "1", peer.Must(t, ctx, "J11", "xsem.acquired", xsem.Name()))
+		assert.Equal(t, "1", peer.Must(t, ctx, "J11", "xsem.permits", xsem.Name()))
+		require.NoError(t, xsem.Release(ctx, jid))
+
+		// A MultiLock over two locks: Java holds it, a Go group waiter wakes on its release.
+		m1, m2 := aclPrefix+"m1:"+redistest.Name(t), aclPrefix+"m2:"+redistest.Name(t)
+		assert.Equal(t, "true", peer.Must(t, ctx, "J12", "multilock.lock", m1+","+m2))
+		ml, err := rlock.NewMultiLock(goc.NewLock(m1), goc.NewLock(m2))
+		require.NoError(t, err)
+		go func() { got <- ml.Lock(a) }()
+		require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+			return redistest.NumSub(t, admin, "redisson_lock__channel:{"+m1+"}")+redistest.NumSub(t, admin, "redisson_lock__channel:{"+m2+"}") > 0
+		}), "the Go group waits")
+		peer.Must(t, ctx, "J12", "multilock.unlock", m1+","+m2)
+		require.NoError(t, <-got)
+		require.NoError(t, ml.Unlock(a))
 		requireNoRefusals(t, admin)
 	})
 }
