@@ -142,7 +142,9 @@ return 1
 // script ends there (its KEYS are the first two). Ours then, when the field was first in the
 // queue and the lock's key does not exist, publishes ARGV[4] on the new first waiter's
 // channel: a release may have been published to the waiter leaving, and without it the next
-// one would sleep until its own timer. The reply is nil.
+// one would sleep until its own timer. Like every script here that publishes, it publishes
+// before it writes, so that a publish refused by Redis's ACL changes nothing. The reply is
+// nil.
 var FairLeave = newScript(`
 local queue = redis.call('lrange', KEYS[1], 0, -1)
 local i = 1
