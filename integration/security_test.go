@@ -424,6 +424,9 @@ func TestACLNewTypes(t *testing.T) {
 			require.NoError(t, err)
 			return n == 1
 		}), "the expired permit came back")
+		released, err = s.TryRelease(ctx, ids[0])
+		require.NoError(t, err)
+		assert.False(t, released, "the expired permit is no longer held")
 		require.NoError(t, s.AddPermits(ctx, 2))
 		n, err := s.Permits(ctx)
 		require.NoError(t, err)
