@@ -203,7 +203,9 @@ func (r *RedLock) LockFor(ctx context.Context, lease time.Duration) (validity ti
 // It returns the validity and nil when the owner holds a majority; ErrLocked when other
 // owners kept too many locks for the whole wait; ErrNoQuorum, joined with the errors of
 // the locks that failed (each naming its lock), when so many failed for other reasons that
-// no majority was left, a majority of servers down or stopped for instance; ErrNoQuorum also when the validity ran out before
+// no majority was left, a majority of servers down or stopped for instance (at once, without
+// waiting out the wait, when a refusal by a server's ACL is among them: it matches
+// ErrNoPermission too); ErrNoQuorum also when the validity ran out before
 // the acquire returned; an error matching ctx.Err() when ctx ended first; ErrInvalidWait or
 // ErrInvalidLease for negative values. On every error the owner holds nothing it did not
 // hold before.
