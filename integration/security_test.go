@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goredisson/goredisson/integration/javapeer"
+	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
 	"github.com/goredisson/goredisson/rlock"
@@ -78,6 +79,9 @@ var (
 	goSpin      = []string{"rueidis", "locks"}
 	goLatch     = []string{"rueidis", "countdownlatch"}
 	goSemaphore = []string{"rueidis", "semaphore"}
+	goFair      = []string{"rueidis", "locks", "lock-pubsub", "fair"}
+	goRW        = []string{"rueidis", "locks", "read-write"}
+	goXSem      = []string{"rueidis", "expirable-semaphore"}
 )
 
 // TestSecurityDocExample: the full example of docs/SECURITY.md is the user of its blocks.
@@ -252,6 +256,246 @@ func TestACLOtherTypes(t *testing.T) {
 	})
 }
 
+// queuedSubscribed waits until the fair lock name has n waiters queued, each subscribed to its own
+// channel (classic pub/sub, a single server).
+func queuedSubscribed(t *testing.T, admin rueidis.Client, name string, n int) {
+	t.Helper()
+	require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+		q, err := admin.Do(context.Background(), admin.B().Lrange().Key(keys.FairQueue(name)).Start(0).Stop(-1).Build()).AsStrSlice()
+		if err != nil || len(q) != n {
+			return false
+		}
+		for _, f := range q {
+			if redistest.NumSub(t, admin, keys.FairWaiterChannel(name, f)) == 0 {
+				return false
+			}
+		}
+		return true
+	}), "%d waiters queued for %s and subscribed", n, name)
+}
+
+// TestACLNewTypes: the fair lock, the read-write lock and the expirable semaphore work with
+// exactly their documented rules: acquisition, waiting and wake-up through pub/sub, the
+// watchdog, release.
+func TestACLNewTypes(t *testing.T) {
+	t.Run("fair", func(t *testing.T) {
+		_, user, admin := aclServer(t, goFair)
+		ctx := redistest.Context(t, time.Minute)
+		opts := rlock.Options{WatchdogTimeout: time.Second}
+		name := aclPrefix + redistest.Name(t)
+		l := rlocktest.NewClient(t, user, opts).NewFairLock(name)
+		other := rlocktest.NewClient(t, user, opts).NewFairLock(name)
+		a, b, c := rlock.NewOwner(ctx), rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		require.NoError(t, l.Lock(a))
+		order := make(chan string, 2)
+		gotB, gotC := make(chan error, 1), make(chan error, 1)
+		go func() { err := other.Lock(b); order <- "b"; gotB <- err }()
+		queuedSubscribed(t, admin, name, 1)
+		go func() { err := l.Lock(c); order <- "c"; gotC <- err }()
+		queuedSubscribed(t, admin, name, 2)
+		// The watchdog keeps a's lock past several leases while both wait.
+		_, stop, err := l.Held(a)
+		require.NoError(t, err)
+		defer stop()
+		for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+			ok, err := l.IsHeld(a)
+			require.NoError(t, err)
+			require.True(t, ok, "the watchdog kept the lock")
+			time.Sleep(100 * time.Millisecond)
+		}
+		require.NoError(t, l.Unlock(a))
+		require.NoError(t, l.Unlock(a))
+		require.NoError(t, <-gotB, "the first waiter woke and took the lock")
+		assert.Equal(t, "b", <-order, "in queue order")
+		queuedSubscribed(t, admin, name, 1)
+		require.NoError(t, other.Unlock(b))
+		require.NoError(t, <-gotC)
+		assert.Equal(t, "c", <-order)
+		// A waiter that gives up leaves the queue; force unlock (of c's hold) wakes the next one.
+		require.ErrorIs(t, other.TryLock(b, 50*time.Millisecond, 0), rlock.ErrLocked)
+		queuedSubscribed(t, admin, name, 0)
+		go func() { gotB <- other.Lock(b) }()
+		queuedSubscribed(t, admin, name, 1)
+		freed, err := l.ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.True(t, freed)
+		require.NoError(t, <-gotB)
+		require.NoError(t, other.Unlock(b))
+		requireNoRefusals(t, admin)
+	})
+	t.Run("read-write", func(t *testing.T) {
+		_, user, admin := aclServer(t, goRW)
+		ctx := redistest.Context(t, time.Minute)
+		opts := rlock.Options{WatchdogTimeout: time.Second}
+		name := aclPrefix + redistest.Name(t)
+		rw := rlocktest.NewClient(t, user, opts).NewReadWriteLock(name)
+		other := rlocktest.NewClient(t, user, opts).NewReadWriteLock(name)
+		channel := "redisson_rwlock:{" + name + "}"
+		r1, r2, w := rlock.NewOwner(ctx), rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+
+		// Readers in parallel, re-entered; a writer waits for both.
+		require.NoError(t, rw.ReadLock().Lock(r1))
+		require.NoError(t, rw.ReadLock().Lock(r1))
+		require.NoError(t, other.ReadLock().Lock(r2))
+		n, err := rw.ReadLock().HoldCount(r1)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		got := make(chan error, 1)
+		go func() { got <- other.WriteLock().Lock(w) }()
+		waitSubscribed(t, admin, channel)
+		// The watchdog renews the reads (hash and timeout keys) past several leases.
+		_, stop, err := rw.ReadLock().Held(r1)
+		require.NoError(t, err)
+		defer stop()
+		for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+			ok, err := rw.ReadLock().IsHeld(r1)
+			require.NoError(t, err)
+			require.True(t, ok, "the watchdog kept the read lock")
+			select {
+			case err := <-got:
+				t.Fatalf("the writer got the lock while it was read: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		require.NoError(t, rw.ReadLock().Unlock(r1))
+		require.NoError(t, rw.ReadLock().Unlock(r1))
+		require.NoError(t, other.ReadLock().Unlock(r2))
+		require.NoError(t, <-got, "the writer woke and took the lock")
+		locked, err := rw.WriteLock().IsLocked(ctx)
+		require.NoError(t, err)
+		assert.True(t, locked)
+		_, err = rw.WriteLock().RemainTTL(ctx)
+		require.NoError(t, err)
+
+		// A reader waits for the writer, who also reads (and keeps its read: a downgrade).
+		go func() { got <- rw.ReadLock().Lock(r1) }()
+		waitSubscribed(t, admin, channel)
+		require.NoError(t, other.ReadLock().Lock(w))
+		require.NoError(t, other.WriteLock().Unlock(w))
+		require.NoError(t, <-got, "the reader woke and took the lock")
+		locked, err = rw.ReadLock().IsLocked(ctx)
+		require.NoError(t, err)
+		assert.True(t, locked)
+		freed, err := rw.ReadLock().ForceUnlock(ctx)
+		require.NoError(t, err)
+		assert.True(t, freed)
+		requireNoRefusals(t, admin)
+	})
+	t.Run("expirable semaphore", func(t *testing.T) {
+		_, user, admin := aclServer(t, goXSem)
+		ctx := redistest.Context(t, time.Minute)
+		s := rlocktest.NewClient(t, user, rlock.Options{}).NewExpirableSemaphore(aclPrefix + redistest.Name(t))
+		set, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		ids, err := s.Acquire(ctx, 1, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, ids, 1)
+		lease, expires, err := s.LeaseTime(ctx, ids[0])
+		require.NoError(t, err)
+		assert.True(t, expires)
+		assert.Greater(t, lease, time.Duration(0))
+		ok, err := s.UpdateLeaseTime(ctx, ids[0], 2*time.Minute)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		type acquired struct {
+			ids []string
+			err error
+		}
+		got := make(chan acquired, 1)
+		go func() {
+			ids, err := s.TryAcquire(ctx, 1, time.Minute, 0)
+			got <- acquired{ids, err}
+		}()
+		waitSubscribed(t, admin, "redisson_sc:{"+s.Name()+"}")
+		require.NoError(t, s.Release(ctx, ids[0]), "a release by id wakes the waiter")
+		r := <-got
+		require.NoError(t, r.err)
+		require.Len(t, r.ids, 1)
+		released, err := s.TryRelease(ctx, r.ids[0])
+		require.NoError(t, err)
+		assert.True(t, released)
+		// A permit whose lease runs out is reclaimed.
+		ids, err = s.Acquire(ctx, 1, 50*time.Millisecond)
+		require.NoError(t, err)
+		require.True(t, redistest.Poll(20*time.Second, 10*time.Millisecond, func() bool {
+			n, err := s.AvailablePermits(ctx)
+			require.NoError(t, err)
+			return n == 1
+		}), "the expired permit came back")
+		released, err = s.TryRelease(ctx, ids[0])
+		require.NoError(t, err)
+		assert.False(t, released, "the expired permit is no longer held")
+		require.NoError(t, s.AddPermits(ctx, 2))
+		n, err := s.Permits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), n)
+		n, err = s.AcquiredPermits(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		ids, err = s.Acquire(ctx, 2, 0)
+		require.NoError(t, err)
+		require.NoError(t, s.Release(ctx, ids...))
+		deleted, err := s.Delete(ctx)
+		require.NoError(t, err)
+		assert.True(t, deleted)
+		requireNoRefusals(t, admin)
+	})
+}
+
+// TestACLGroups: a MultiLock and a RedLock over 3 servers, each with its own ACL user of the
+// member type's documented blocks, lock, wait and wake, and release.
+func TestACLGroups(t *testing.T) {
+	ctx := redistest.Context(t, 2*time.Minute)
+	name := aclPrefix + redistest.Name(t)
+	var admins []rueidis.Client
+	var mine, theirs []*rlock.Lock
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	for range 3 {
+		_, user, admin := aclServer(t, goRLock)
+		admins = append(admins, admin)
+		mine = append(mine, rlocktest.NewClient(t, user, opts).NewLock(name))
+		theirs = append(theirs, rlocktest.NewClient(t, user, opts).NewLock(name))
+	}
+	channel := "redisson_lock__channel:{" + name + "}"
+	subscribed := func() {
+		require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+			for _, a := range admins {
+				if redistest.NumSub(t, a, channel) > 0 {
+					return true
+				}
+			}
+			return false
+		}), "a group waiter subscribed to %s", channel)
+	}
+	type group struct{ lock, unlock func(context.Context) error }
+	redLock := func(r *rlock.RedLock) group {
+		return group{func(ctx context.Context) error { _, err := r.Lock(ctx); return err }, r.Unlock}
+	}
+	rl, err := rlock.NewRedLock(mine...)
+	require.NoError(t, err)
+	rl2, err := rlock.NewRedLock(theirs...)
+	require.NoError(t, err)
+	ml, err := rlock.NewMultiLock(mine...)
+	require.NoError(t, err)
+	ml2, err := rlock.NewMultiLock(theirs...)
+	require.NoError(t, err)
+	for _, g := range [][2]group{{redLock(rl), redLock(rl2)}, {{ml.Lock, ml.Unlock}, {ml2.Lock, ml2.Unlock}}} {
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, g[0].lock(a))
+		got := make(chan error, 1)
+		go func() { got <- g[1].lock(b) }()
+		subscribed()
+		require.NoError(t, g[0].unlock(a))
+		require.NoError(t, <-got, "the waiter woke and took the group")
+		require.NoError(t, g[1].unlock(b))
+	}
+	for _, a := range admins {
+		requireNoRefusals(t, a)
+	}
+}
+
 // requireRefused checks that err is a refusal naming the call, the object and what was
 // denied.
 func requireRefused(t *testing.T, err error, op, name string, says ...string) {
@@ -346,6 +590,102 @@ func TestACLMissingPermission(t *testing.T) {
 	})
 }
 
+// TestACLNewTypesMissingPermission: the same for the fair lock, the read-write lock, the
+// expirable semaphore and the groups.
+func TestACLNewTypesMissingPermission(t *testing.T) {
+	t.Run("fair lock without its queue keys", func(t *testing.T) {
+		_, user, admin := aclServer(t, goFair, "~redisson_lock_queue:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewFairLock(aclPrefix + redistest.Name(t))
+		requireRefused(t, l.Lock(rlock.NewOwner(ctx)), "Lock", l.Name(), "use the key "+keys.FairQueue(l.Name()))
+		assert.False(t, redistest.Exists(t, admin, l.Name()))
+	})
+	t.Run("fair lock without ZADD", func(t *testing.T) {
+		_, user, admin := aclServer(t, goFair, "+zadd")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewFairLock(aclPrefix + redistest.Name(t))
+		a, b := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a), "a free lock is taken without queueing")
+		requireRefused(t, l.Lock(b), "Lock", l.Name(), "run ZADD")
+		assert.False(t, redistest.Exists(t, admin, keys.FairQueue(l.Name())), "the refused waiter is not queued")
+		require.NoError(t, l.Unlock(a))
+	})
+	t.Run("read-write lock without its channel", func(t *testing.T) {
+		_, user, admin := aclServer(t, goRW, "&redisson_rwlock:{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		rw := rlocktest.NewClient(t, user, rlock.Options{}).NewReadWriteLock(aclPrefix + redistest.Name(t))
+		channel := "redisson_rwlock:{" + rw.Name() + "}"
+		r, w := rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+		require.NoError(t, rw.ReadLock().Lock(r))
+		requireRefused(t, rw.WriteLock().Lock(w), "Lock", rw.Name(), "SUBSCRIBE to "+channel)
+		requireRefused(t, rw.WriteLock().TryLock(w, time.Minute, 0), "TryLock", rw.Name(), "SUBSCRIBE to "+channel)
+		requireRefused(t, rw.ReadLock().Unlock(r), "Unlock", rw.Name(), "PUBLISH on "+channel)
+		assert.True(t, redistest.Exists(t, admin, rw.Name()), "a refused release changes nothing: the lock stays held")
+	})
+	t.Run("fair lock without PUBLISH", func(t *testing.T) {
+		_, user, admin := aclServer(t, goFair, "+publish")
+		ctx := redistest.Context(t, time.Minute)
+		l := rlocktest.NewClient(t, user, rlock.Options{}).NewFairLock(aclPrefix + redistest.Name(t))
+		a := rlock.NewOwner(ctx)
+		require.NoError(t, l.Lock(a))
+		// A waiter queued by another user: the release has someone to wake.
+		redistest.Do(t, admin, admin.B().Rpush().Key(keys.FairQueue(l.Name())).Element("w").Build())
+		redistest.Do(t, admin, admin.B().Zadd().Key(keys.FairTimeout(l.Name())).ScoreMember().
+			ScoreMember(float64(time.Now().Add(time.Hour).UnixMilli()), "w").Build())
+		requireRefused(t, l.Unlock(a), "Unlock", l.Name(), "PUBLISH on "+keys.LockChannel(l.Name()))
+		assert.True(t, redistest.Exists(t, admin, l.Name()), "a refused release changes nothing: the lock stays held")
+	})
+	t.Run("read-write lock without the readers' timeout keys", func(t *testing.T) {
+		_, user, admin := aclServer(t, goRW, "~{orders:*")
+		ctx := redistest.Context(t, time.Minute)
+		rw := rlocktest.NewClient(t, user, rlock.Options{}).NewReadWriteLock(aclPrefix + redistest.Name(t))
+		requireRefused(t, rw.ReadLock().Lock(rlock.NewOwner(ctx)), "Lock", rw.Name(), "use the key {"+rw.Name()+"}:")
+		assert.False(t, redistest.Exists(t, admin, rw.Name()), "a refused read changes nothing")
+	})
+	t.Run("expirable semaphore without ZADD", func(t *testing.T) {
+		_, user, _ := aclServer(t, goXSem, "+zadd")
+		ctx := redistest.Context(t, time.Minute)
+		s := rlocktest.NewClient(t, user, rlock.Options{}).NewExpirableSemaphore(aclPrefix + redistest.Name(t))
+		set, err := s.TrySetPermits(ctx, 1)
+		require.NoError(t, err)
+		require.True(t, set)
+		_, err = s.Acquire(ctx, 1, time.Minute)
+		requireRefused(t, err, "Acquire", s.Name(), "run ZADD")
+		n, err := s.AvailablePermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "a refused acquisition takes nothing")
+	})
+	t.Run("expirable semaphore without PUBLISH", func(t *testing.T) {
+		_, user, admin := aclServer(t, goXSem, "+publish")
+		ctx := redistest.Context(t, time.Minute)
+		s := rlocktest.NewClient(t, user, rlock.Options{}).NewExpirableSemaphore(aclPrefix + redistest.Name(t))
+		redistest.Do(t, admin, admin.B().Set().Key(s.Name()).Value("1").Build())
+		ids, err := s.Acquire(ctx, 1, 0)
+		require.NoError(t, err)
+		requireRefused(t, s.Release(ctx, ids[0]), "Release", s.Name(), "PUBLISH on redisson_sc:{"+s.Name()+"}")
+		n, err := s.AcquiredPermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "a refused publish changes nothing: the permit stays held")
+	})
+	t.Run("groups without EVALSHA", func(t *testing.T) {
+		ctx := redistest.Context(t, time.Minute)
+		name := aclPrefix + redistest.Name(t)
+		var locks []*rlock.Lock
+		for range 3 {
+			_, user, _ := aclServer(t, goRLock, "+evalsha")
+			locks = append(locks, rlocktest.NewClient(t, user, rlock.Options{}).NewLock(name))
+		}
+		rl, err := rlock.NewRedLock(locks...)
+		require.NoError(t, err)
+		_, err = rl.Lock(rlock.NewOwner(ctx))
+		requireRefused(t, err, "Lock", rl.Name(), "'evalsha'")
+		assert.ErrorIs(t, err, rlock.ErrNoQuorum)
+		ml, err := rlock.NewMultiLock(locks...)
+		require.NoError(t, err)
+		requireRefused(t, ml.Lock(rlock.NewOwner(ctx)), "Lock", ml.Name(), "'evalsha'")
+	})
+}
+
 // TestACLRevokedWhileWaiting: when the user loses its channel while a waiter waits, the
 // server drops the subscription, subscribing again is refused, and the waiter gets the
 // refusal instead of waiting on.
@@ -386,12 +726,13 @@ func TestTLS(t *testing.T) {
 }
 
 // The blocks of a service that uses every type, Go and Java.
-var allTypes = []string{"locks", "lock-pubsub", "fenced", "countdownlatch", "semaphore"}
+var allTypes = []string{"locks", "lock-pubsub", "fenced", "countdownlatch", "semaphore", "fair", "read-write", "expirable-semaphore"}
 
 // TestJavaACLTLS: a Java Redisson service and a Go service, each logged in over TLS as an
-// ACL user with the documented blocks for every type (the Java user with the block for
-// Redisson instead of rueidis), wake each other's waiters, renew their locks, and share
-// fenced tokens, a latch and a semaphore.
+// ACL user with the documented blocks for every type (the Java user with the blocks for
+// Redisson instead of rueidis's), wake each other's waiters, renew their locks, and share
+// fenced tokens, a latch and semaphores, queue for a fair lock, read and write a read-write
+// lock, and hold a MultiLock.
 func TestJavaACLTLS(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, v string) {
 		jar := javapeer.JarPath(t, v)
@@ -400,7 +741,7 @@ func TestJavaACLTLS(t *testing.T) {
 		rules := securityRules(t)
 		redistest.ApplyACL(t, admin,
 			aclCommand(t, rules, append([]string{"rueidis"}, allTypes...)),
-			redistest.ACLUser(t, rules, "orders-java", aclPassword, append([]string{"redisson"}, allTypes...)))
+			redistest.ACLUser(t, rules, "orders-java", aclPassword, append([]string{"redisson", "redisson-expirable-semaphore"}, allTypes...)))
 		peer := javapeer.Start(t, jar, "rediss://"+srv.TLSAddr, javapeer.WithAuth("orders-java", aclPassword),
 			javapeer.WithCA(srv.Certs.CAFile), javapeer.WithWatchdog(time.Second))
 		user := srv.TLSClient(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
@@ -471,6 +812,75 @@ func TestJavaACLTLS(t *testing.T) {
 		assert.Equal(t, "true", peer.Must(t, ctx, "J6", "spin.lock", sname))
 		peer.Must(t, ctx, "J6", "spin.unlock", sname)
 		require.NoError(t, goc.NewSpinLock(sname, rlock.SpinBackoff{}).TryLock(a, 10*time.Second, 0))
+
+		// The fair lock: a Go waiter queued behind Java is woken by its release, and a Java
+		// waiter queued behind Go by Go's.
+		fair := goc.NewFairLock(aclPrefix + "fair:" + redistest.Name(t))
+		assert.Equal(t, "true", peer.Must(t, ctx, "J7", "fair.lock", fair.Name()))
+		go func() { got <- fair.Lock(a) }()
+		queuedSubscribed(t, admin, fair.Name(), 1)
+		peer.Must(t, ctx, "J7", "fair.unlock", fair.Name())
+		require.NoError(t, <-got)
+		go func() { java <- peer.Must(t, ctx, "J8", "fair.trylock", fair.Name(), "60000", "-1") }()
+		queuedSubscribed(t, admin, fair.Name(), 1)
+		require.NoError(t, fair.Unlock(a))
+		assert.Equal(t, "true", <-java)
+		peer.Must(t, ctx, "J8", "fair.unlock", fair.Name())
+
+		// The read-write lock: Java and Go read at once; a Go writer waits for both, and a
+		// Java writer for it.
+		rw := goc.NewReadWriteLock(aclPrefix + "rw:" + redistest.Name(t))
+		rwChannel := "redisson_rwlock:{" + rw.Name() + "}"
+		assert.Equal(t, "true", peer.Must(t, ctx, "J9", "read.lock", rw.Name()))
+		require.NoError(t, rw.ReadLock().Lock(a))
+		b := rlock.NewOwner(ctx)
+		go func() { got <- rw.WriteLock().Lock(b) }()
+		waitSubscribed(t, admin, rwChannel)
+		// Both watchdogs renew the reads (Redisson's read renewal script included).
+		for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+			require.True(t, redistest.Exists(t, admin, rw.Name()), "the watchdogs keep the reads")
+			select {
+			case err := <-got:
+				t.Fatalf("the Go writer got the lock while it was read: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		peer.Must(t, ctx, "J9", "read.unlock", rw.Name())
+		require.NoError(t, rw.ReadLock().Unlock(a))
+		require.NoError(t, <-got, "the Go writer woke once both readers left")
+		go func() { java <- peer.Must(t, ctx, "J10", "write.trylock", rw.Name(), "60000", "-1") }()
+		waitSubscribed(t, admin, rwChannel)
+		require.NoError(t, rw.WriteLock().Unlock(b))
+		assert.Equal(t, "true", <-java)
+		peer.Must(t, ctx, "J10", "write.unlock", rw.Name())
+
+		// The expirable semaphore: a Java acquirer (with a lease) is woken by a Go release by
+		// id, and Go releases the permit Java took.
+		xsem := goc.NewExpirableSemaphore(aclPrefix + "xsem:" + redistest.Name(t))
+		assert.Equal(t, "true", peer.Must(t, ctx, "J11", "xsem.setpermits", xsem.Name(), "1"))
+		ids, err := xsem.Acquire(ctx, 1, time.Minute)
+		require.NoError(t, err)
+		go func() { java <- peer.Must(t, ctx, "J11", "xsem.tryacquire", xsem.Name(), "1", "60000", "60000") }()
+		waitSubscribed(t, admin, "redisson_sc:{"+xsem.Name()+"}")
+		require.NoError(t, xsem.Release(ctx, ids...))
+		jid := <-java
+		require.Len(t, jid, 32, "Java got a permit id")
+		assert.Equal(t, "1", peer.Must(t, ctx, "J11", "xsem.acquired", xsem.Name()))
+		assert.Equal(t, "1", peer.Must(t, ctx, "J11", "xsem.permits", xsem.Name()))
+		require.NoError(t, xsem.Release(ctx, jid))
+
+		// A MultiLock over two locks: Java holds it, a Go group waiter wakes on its release.
+		m1, m2 := aclPrefix+"m1:"+redistest.Name(t), aclPrefix+"m2:"+redistest.Name(t)
+		assert.Equal(t, "true", peer.Must(t, ctx, "J12", "multilock.lock", m1+","+m2))
+		ml, err := rlock.NewMultiLock(goc.NewLock(m1), goc.NewLock(m2))
+		require.NoError(t, err)
+		go func() { got <- ml.Lock(a) }()
+		require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
+			return redistest.NumSub(t, admin, "redisson_lock__channel:{"+m1+"}")+redistest.NumSub(t, admin, "redisson_lock__channel:{"+m2+"}") > 0
+		}), "the Go group waits")
+		peer.Must(t, ctx, "J12", "multilock.unlock", m1+","+m2)
+		require.NoError(t, <-got)
+		require.NoError(t, ml.Unlock(a))
 		requireNoRefusals(t, admin)
 	})
 }

@@ -16,7 +16,9 @@ package lua
 //
 // Most scripts first reclaim the expired permits: held permits whose score is at most now are
 // removed, their number is added to the available permits and, when the new count is
-// positive, it is published, which wakes that many waiters.
+// positive, it is published, which wakes that many waiters. Every script publishes before
+// it writes (the values published are computed first), so that a publish refused by Redis's
+// ACL leaves the semaphore as it was.
 
 // NeverExpires is the score of a permit acquired without a lease, Redisson's
 // nonExpirableTimeout.
@@ -35,13 +37,14 @@ local function reclaim(limit)
 	if #expired == 0 then
 		return nil
 	end
-	for _, id in ipairs(expired) do
-		redis.call('zrem', KEYS[2], id)
-	end
-	local v = redis.call('incrby', KEYS[1], #expired)
+	local v = tonumber(redis.call('get', KEYS[1]) or '0') + #expired
 	if v > 0 then
 		publish(v)
 	end
+	for _, id in ipairs(expired) do
+		redis.call('zrem', KEYS[2], id)
+	end
+	redis.call('incrby', KEYS[1], #expired)
 	return v
 end
 `
@@ -63,10 +66,10 @@ var PermitsAcquire = expirableScript(`
 reclaim(tonumber(ARGV[3]))
 local v = redis.call('get', KEYS[1])
 if v ~= false and tonumber(v) >= tonumber(ARGV[3]) then
-	redis.call('decrby', KEYS[1], ARGV[3])
 	for i = 5, #ARGV do
 		redis.call('zadd', KEYS[2], ARGV[4], ARGV[i])
 	end
+	redis.call('decrby', KEYS[1], ARGV[3])
 	local ttl = redis.call('pttl', KEYS[1])
 	if ttl > 0 then
 		redis.call('pexpire', KEYS[2], ttl)
@@ -89,10 +92,12 @@ return nil
 // id is not held nothing changes and the reply is 0. It reclaims nothing else.
 var PermitRelease = expirableScript(`
 local expiry = redis.call('zscore', KEYS[2], ARGV[3])
-if redis.call('zrem', KEYS[2], ARGV[3]) ~= 1 then
+if expiry == false then
 	return 0
 end
-publish(redis.call('incrby', KEYS[1], 1))
+publish(tonumber(redis.call('get', KEYS[1]) or '0') + 1)
+redis.call('zrem', KEYS[2], ARGV[3])
+redis.call('incrby', KEYS[1], 1)
 if tonumber(expiry) <= tonumber(ARGV[1]) then
 	return 0
 end
@@ -114,12 +119,12 @@ for i = 3, #ARGV do
 	end
 end
 reclaim(-1)
-local removed = 0
+local removed = #ARGV - 2
+publish(removed)
 for i = 3, #ARGV do
-	removed = removed + redis.call('zrem', KEYS[2], ARGV[i])
+	redis.call('zrem', KEYS[2], ARGV[i])
 end
 redis.call('incrby', KEYS[1], removed)
-publish(removed)
 return removed
 `)
 
@@ -153,10 +158,10 @@ return tonumber(v) + held
 // reclaims nothing.
 var PermitsAdd = expirableScript(`
 local v = tonumber(redis.call('get', KEYS[1]) or '0') + tonumber(ARGV[3])
-redis.call('set', KEYS[1], v)
 if tonumber(ARGV[3]) > 0 then
 	publish(ARGV[3])
 end
+redis.call('set', KEYS[1], v)
 return v
 `)
 

@@ -142,28 +142,27 @@ return 1
 // script ends there (its KEYS are the first two). Ours then, when the field was first in the
 // queue and the lock's key does not exist, publishes ARGV[4] on the new first waiter's
 // channel: a release may have been published to the waiter leaving, and without it the next
-// one would sleep until its own timer. The reply is nil.
+// one would sleep until its own timer. Like every script here that publishes, it publishes
+// before it writes, so that a publish refused by Redis's ACL changes nothing. The reply is
+// nil.
 var FairLeave = newScript(`
 local queue = redis.call('lrange', KEYS[1], 0, -1)
 local i = 1
 while i <= #queue and queue[i] ~= ARGV[1] do
 	i = i + 1
 end
-local first = i == 1 and #queue > 0
+local nxt = queue[2]
+if i == 1 and nxt and redis.call('exists', KEYS[3]) == 0 then
+	redis.call(ARGV[3], KEYS[4] .. ':' .. nxt, ARGV[4])
+	if ARGV[5] then
+		redis.call(ARGV[5], KEYS[4] .. ':' .. nxt, ARGV[4])
+	end
+end
 for j = i + 1, #queue do
 	redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[j])
 end
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('lrem', KEYS[1], 0, ARGV[1])
-if first and redis.call('exists', KEYS[3]) == 0 then
-	local nxt = redis.call('lindex', KEYS[1], 0)
-	if nxt then
-		redis.call(ARGV[3], KEYS[4] .. ':' .. nxt, ARGV[4])
-		if ARGV[5] then
-			redis.call(ARGV[5], KEYS[4] .. ':' .. nxt, ARGV[4])
-		end
-	end
-end
 return nil
 `, false)
 
@@ -221,8 +220,9 @@ return 1
 // woken and the reply is 1; otherwise the reply is 0 and nothing is published. The queue
 // and the timeout set are kept.
 var FairForceRelease = newScript(purgeStale("ARGV[2]")+`
-if redis.call('del', KEYS[1]) == 1 then
+if redis.call('exists', KEYS[1]) == 1 then
 `+wakeHead("1", "3", "4")+`
+	redis.call('del', KEYS[1])
 	return 1
 end
 return 0

@@ -82,15 +82,27 @@ end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
 	return nil
 end
-local count = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-if count == 0 then
-	redis.call('hdel', KEYS[1], ARGV[2])
+-- The outcome is found before anything is written, so that a refused publish changes nothing.
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[2])) - 1
+local function giveUp()
+	if count == 0 then
+		redis.call('hdel', KEYS[1], ARGV[2])
+	else
+		redis.call('hincrby', KEYS[1], ARGV[2], -1)
+	end
+	redis.call('del', KEYS[3] .. ':' .. (count + 1))
 end
-redis.call('del', KEYS[3] .. ':' .. (count + 1))
-if redis.call('hlen', KEYS[1]) > 1 then
+local left = redis.call('hlen', KEYS[1])
+if count == 0 then
+	left = left - 1
+end
+if left > 1 then
 	local longest = -3
 	for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
 		local n = tonumber(redis.call('hget', KEYS[1], f))
+		if f == ARGV[2] then
+			n = count
+		end
 		if n then
 			for k = n, 1, -1 do
 				longest = math.max(longest, redis.call('pttl', KEYS[4] .. ':' .. f .. ':rwlock_timeout:' .. k))
@@ -98,19 +110,22 @@ if redis.call('hlen', KEYS[1]) > 1 then
 		end
 	end
 	if longest > 0 then
+		giveUp()
 		redis.call('pexpire', KEYS[1], longest)
 		redis.call('set', KEYS[5], 0, 'px', ARGV[3])
 		return 0
 	end
 	if mode == 'write' then
+		giveUp()
 		redis.call('set', KEYS[5], 0, 'px', ARGV[3])
 		return 0
 	end
 end
-redis.call('del', KEYS[1])
 for i = 5, #ARGV do
 	redis.call(ARGV[i], KEYS[2], ARGV[1])
 end
+giveUp()
+redis.call('del', KEYS[1])
 redis.call('set', KEYS[5], 1, 'px', ARGV[3])
 return 1
 `, false)
@@ -198,10 +213,10 @@ return 1
 // otherwise nothing changes and the reply is 0. Readers' timeout keys are left to expire.
 var ReadWriteForceRelease = newScript(`
 if redis.call('hget', KEYS[1], 'mode') == ARGV[1] then
-	redis.call('del', KEYS[1])
 	for i = 3, #ARGV do
 		redis.call(ARGV[i], KEYS[2], ARGV[2])
 	end
+	redis.call('del', KEYS[1])
 	return 1
 end
 return 0

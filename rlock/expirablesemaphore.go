@@ -343,4 +343,6 @@ func (s *ExpirableSemaphore) checkPermits(n, least int64) error {
 	return s.c.checkPermits(s.name, n, least)
 }
 
-func (s *ExpirableSemaphore) fail(op string, err error) error { return failOn(op, s.name, err) }
+func (s *ExpirableSemaphore) fail(op string, err error) error {
+	return failOn(op, s.name, s.c.permission(s.needs(), err))
+}

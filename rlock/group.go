@@ -163,9 +163,11 @@ func (e *lineErrors) Error() string {
 
 func (e *lineErrors) Unwrap() []error { return e.errs }
 
-// memberErr is err of member i, naming it.
+// memberErr is err of member i, naming it, and what its server refused when it is a
+// refusal by Redis's ACL.
 func (g *group) memberErr(i int, err error) error {
-	return fmt.Errorf("lock %s: %w", g.labels[i], err)
+	l := g.members[i]
+	return fmt.Errorf("lock %s: %w", g.labels[i], l.c.permission(l.needs(), err))
 }
 
 // giveBack releases one hold of ctx's owner on each member of idx, at once, and waits for

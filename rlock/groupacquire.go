@@ -27,9 +27,9 @@ const memberGrace = 100 * time.Millisecond
 // without them.
 const stragglerMin = 2 * time.Millisecond
 
-// acquire acquires the group for ctx's owner within wait (unbounded: until ctx ends) with
-// lease (zero: each member's watchdog). An owner that holds the group already re-enters the
-// members it holds.
+// acquire acquires the group for ctx's owner within wait (unbounded: until ctx ends or
+// Redis's ACL refuses a member) with lease (zero: each member's watchdog). An owner that
+// holds the group already re-enters the members it holds.
 func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration) error {
 	o, ok := OwnerFrom(ctx)
 	if !ok {
@@ -55,6 +55,8 @@ func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration
 		switch {
 		case err == nil:
 			return nil
+		case errors.Is(err, ErrNoPermission):
+			return err
 		case ctx.Err() != nil:
 			if last != nil && !errors.Is(last, ErrLocked) {
 				return fmt.Errorf("%w (last failure: %w)", ctx.Err(), last)
@@ -92,7 +94,8 @@ func (g *group) reenter(ctx context.Context, held []int, lease time.Duration) er
 
 // tryFor is one bounded acquire, Redisson's tryLock(wait, lease): rounds until one holds the
 // group or the wait has passed; a round that failed for errors (not for other owners) is
-// followed by a pause. With an explicit lease, every member's lease is then set to it.
+// followed by a pause, and one that failed for a refusal by Redis's ACL (ErrNoPermission)
+// ends it. With an explicit lease, every member's lease is then set to it.
 func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
 	deadline := time.Now().Add(wait)
 	mlease := memberLease(wait, lease)
@@ -108,8 +111,8 @@ func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if wait <= 0 || !time.Now().Before(deadline) {
-			return err
+		if wait <= 0 || !time.Now().Before(deadline) || errors.Is(err, ErrNoPermission) {
+			return err // a refusal by the ACL is not retried: it fails at once
 		}
 		if !errors.Is(err, ErrLocked) {
 			dctx, cancel := context.WithDeadline(ctx, deadline)

@@ -51,7 +51,8 @@ func (m *MultiLock) Locks() []*Lock { return append([]*Lock(nil), m.g.members...
 // per lock, all given back between rounds. It returns nil if and only if the owner holds
 // every lock. When ctx ends it returns an error matching ctx.Err() (and, after a lock that
 // failed for an error rather than for another owner, that error too), and holds nothing it
-// did not hold before.
+// did not hold before. A lock refused by its server's ACL ends it at once with an error
+// matching ErrNoPermission that names the lock and what was refused.
 func (m *MultiLock) Lock(ctx context.Context) error {
 	return m.fail("Lock", m.g.acquire(ctx, unbounded, 0))
 }
@@ -74,7 +75,8 @@ func (m *MultiLock) LockFor(ctx context.Context, lease time.Duration) error {
 //
 // It returns nil when the owner holds every lock; ErrLocked when another owner kept a lock
 // for the whole wait; the error of the lock that failed (naming it) when one failed for
-// another reason, its server down for instance; an error matching ctx.Err() when ctx ended
+// another reason, its server down for instance (at once, without a retry, when it matches
+// ErrNoPermission: a refusal by the server's ACL); an error matching ctx.Err() when ctx ended
 // first; ErrInvalidWait or ErrInvalidLease for negative values. On every error the owner
 // holds nothing it did not hold before.
 func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) error {
@@ -178,7 +180,9 @@ func (r *RedLock) Quorum() int { return r.g.need }
 // and blocks until it holds them or ctx ends (rounds of Redisson's lock(), each waiting 1.5
 // s per lock). It returns the validity (see Validity) and nil if and only if the owner holds
 // a majority. When ctx ends it returns an error matching ctx.Err() (and the last round's
-// error when locks failed for errors) and holds nothing it did not hold before.
+// error when locks failed for errors) and holds nothing it did not hold before. A round that
+// lost its majority to failures, one of them a refusal by a server's ACL, ends it at once:
+// ErrNoQuorum joined with the locks' errors, matching ErrNoPermission.
 func (r *RedLock) Lock(ctx context.Context) (validity time.Duration, err error) {
 	return r.acquired(ctx, "Lock", r.g.acquire(ctx, unbounded, 0))
 }
@@ -199,7 +203,9 @@ func (r *RedLock) LockFor(ctx context.Context, lease time.Duration) (validity ti
 // It returns the validity and nil when the owner holds a majority; ErrLocked when other
 // owners kept too many locks for the whole wait; ErrNoQuorum, joined with the errors of
 // the locks that failed (each naming its lock), when so many failed for other reasons that
-// no majority was left, a majority of servers down or stopped for instance; ErrNoQuorum also when the validity ran out before
+// no majority was left, a majority of servers down or stopped for instance (at once, without
+// waiting out the wait, when a refusal by a server's ACL is among them: it matches
+// ErrNoPermission too); ErrNoQuorum also when the validity ran out before
 // the acquire returned; an error matching ctx.Err() when ctx ended first; ErrInvalidWait or
 // ErrInvalidLease for negative values. On every error the owner holds nothing it did not
 // hold before.

@@ -63,7 +63,7 @@ const probeTimeout = 2 * time.Second
 // redis.acl_check_cmd in a script (Redis 7+), which of n's calls, keys and channels the
 // user may not use. When that cannot be told, the error carries Redis's reply alone.
 func (c *Client) permission(n needs, err error) error {
-	if err == nil || !refused(err) {
+	if err == nil || !refused(err) || errors.Is(err, ErrNoPermission) {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
@@ -180,12 +180,42 @@ func (l *Lock) needs() needs {
 		},
 		keys: []string{l.name, latch, l.channel},
 	}
-	if l.kind == fenced {
+	switch l.kind {
+	case fenced:
 		n.calls = append(n.calls, []string{"incr", l.tokenKey})
 		n.keys = append(n.keys, l.tokenKey)
+	case fair:
+		q, t := l.fair.queue, l.fair.timeout
+		n.calls = append(n.calls, []string{"hset", l.name, "f", "1"},
+			[]string{"lindex", q, "0"}, []string{"lpop", q}, []string{"rpush", q, "f"},
+			[]string{"lrange", q, "0", "-1"}, []string{"lrem", q, "0", "f"},
+			[]string{"zadd", t, "0", "f"}, []string{"zrem", t, "f"}, []string{"zscore", t, "f"},
+			[]string{"zrange", t, "0", "-1"}, []string{"zincrby", t, "1", "f"})
+		n.keys = append(n.keys, q, t)
+	case readLock, writeLock:
+		// A read hold's timeout key, named by its script rather than passed in KEYS.
+		timeout := keys.ReadTimeoutPrefix(l.name, strings.Repeat("0", 32)) + ":1"
+		n.calls = append(n.calls, []string{"hset", l.name, "mode", "read"}, []string{"hdel", l.name, "f"},
+			[]string{"hlen", l.name}, []string{"hkeys", l.name},
+			[]string{"set", timeout, "1"}, []string{"pexpire", timeout, "1"}, []string{"pttl", timeout},
+			[]string{"del", timeout})
+		n.keys = append(n.keys, timeout)
 	}
 	if l.kind != spin {
 		n.channel = l.channel
 	}
 	return n
+}
+
+// needs returns what s's calls use.
+func (s *ExpirableSemaphore) needs() needs {
+	return needs{
+		calls: [][]string{{"exists", s.name}, {"get", s.name}, {"set", s.name, "0"},
+			{"incrby", s.name, "1"}, {"decrby", s.name, "1"}, {"pttl", s.name}, {"del", s.name},
+			{"zadd", s.timeouts, "0", "p"}, {"zrem", s.timeouts, "p"}, {"zscore", s.timeouts, "p"},
+			{"zrange", s.timeouts, "0", "0"}, {"zrangebyscore", s.timeouts, "0", "1"},
+			{"zcard", s.timeouts}, {"pexpire", s.timeouts, "1"}},
+		keys:    []string{s.name, s.timeouts, s.channel},
+		channel: s.channel,
+	}
 }

@@ -2,6 +2,8 @@ package rlock
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/redis/rueidis"
@@ -59,4 +61,44 @@ func TestNoPermissionWithoutProbe(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoPermission)
 	assert.Contains(t, err.Error(), `rlock: Unlock "`+f.name+`": no permission (Redis ACL): The user executing the script can't`)
 	assert.NotContains(t, err.Error(), "may not")
+}
+
+// TestNoPermissionNewTypes: the refusals of the fair and read-write locks, the expirable
+// semaphore and a MultiLock's members go through the probe too, and name what was refused
+// (once: a member's error is not probed twice).
+func TestNoPermissionNewTypes(t *testing.T) {
+	all := []string{"+evalsha", "+eval", "+exists", "+hexists", "+hget", "+hset", "+hincrby", "+hdel",
+		"+hlen", "+hkeys", "+pexpire", "+pttl", "+get", "+set", "+del", "+incrby", "+decrby", "+lindex",
+		"+lpop", "+rpush", "+lrange", "+lrem", "+zadd", "+zrem", "+zscore", "+zrange", "+zrangebyscore",
+		"+zcard", "+zincrby", "+publish", "+subscribe", "+unsubscribe", "~*", "&*"}
+	for _, tc := range []struct {
+		name, without, op, says string
+		run                     func(f *fixture) error
+	}{
+		{"fair lock without LINDEX", "+lindex", "Lock", "run LINDEX", func(f *fixture) error {
+			return f.c.NewFairLock(f.name).Lock(f.ctx)
+		}},
+		{"read lock without HSET", "+hset", "Lock", "run HSET", func(f *fixture) error {
+			return f.c.NewReadWriteLock(f.name).ReadLock().Lock(f.ctx)
+		}},
+		{"expirable semaphore without ZRANGEBYSCORE", "+zrangebyscore", "AvailablePermits", "run ZRANGEBYSCORE", func(f *fixture) error {
+			_, err := f.c.NewExpirableSemaphore(f.name).AvailablePermits(f.base)
+			return err
+		}},
+		{"multilock without HINCRBY", "+hincrby", "Lock", "run HINCRBY", func(f *fixture) error {
+			m, err := NewMultiLock(f.l)
+			require.NoError(t, err)
+			return m.Lock(f.ctx)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := permFixture(t, slices.DeleteFunc(slices.Clone(all), func(r string) bool { return r == tc.without })...)
+			err := tc.run(f)
+			require.ErrorIs(t, err, ErrNoPermission)
+			assert.Contains(t, err.Error(), "rlock: "+tc.op+` "`)
+			assert.Contains(t, err.Error(), f.name)
+			assert.Contains(t, err.Error(), "the user may not "+tc.says)
+			assert.Equal(t, 1, strings.Count(err.Error(), "no permission (Redis ACL)"), "%v", err)
+		})
+	}
 }
