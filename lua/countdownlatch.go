@@ -18,10 +18,7 @@ package lua
 var LatchCountDown = newScript(`
 local v = tonumber(redis.call('get', KEYS[1]) or '0') - 1
 if v == 0 then
-	for i = 2, #ARGV do
-		redis.call(ARGV[i], KEYS[2], ARGV[1])
-	end
-end
+`+publishAll("2", "ARGV[1]")+`end
 if v <= 0 then
 	redis.call('del', KEYS[1])
 else
@@ -40,10 +37,7 @@ end
 // reply is 0.
 var LatchDelete = newScript(`
 if redis.call('exists', KEYS[1]) == 1 then
-	for i = 2, #ARGV do
-		redis.call(ARGV[i], KEYS[2], ARGV[1])
-	end
-	redis.call('del', KEYS[1])
+`+publishAll("2", "ARGV[1]")+`	redis.call('del', KEYS[1])
 	return 1
 end
 return 0

@@ -74,10 +74,7 @@ return redis.call('pttl', KEYS[1])
 var ReadRelease = newScript(`
 `+replayLatch("KEYS[5]", "ARGV[4]")+`local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-	for i = 5, #ARGV do
-		redis.call(ARGV[i], KEYS[2], ARGV[1])
-	end
-	return nil
+`+publishAll("5", "ARGV[1]")+`	return nil
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
 	return nil
@@ -121,10 +118,7 @@ if left > 1 then
 		return 0
 	end
 end
-for i = 5, #ARGV do
-	redis.call(ARGV[i], KEYS[2], ARGV[1])
-end
-giveUp()
+`+publishAll("5", "ARGV[1]")+`giveUp()
 redis.call('del', KEYS[1])
 redis.call('set', KEYS[5], 1, 'px', ARGV[3])
 return 1
@@ -181,18 +175,12 @@ return redis.call('pttl', KEYS[1])
 var WriteRelease = newScript(`
 `+replayLatch("KEYS[3]", "ARGV[5]")+`local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-	for i = 6, #ARGV do
-		redis.call(ARGV[i], KEYS[2], ARGV[1])
-	end
-	return nil
+`+publishAll("6", "ARGV[1]")+`	return nil
 end
 if mode ~= 'write' then
 	return nil
 end
-`+releaseOne("KEYS[3]", "ARGV[4]")+`for i = 6, #ARGV do
-	redis.call(ARGV[i], KEYS[2], ARGV[1])
-end
-redis.call('hdel', KEYS[1], ARGV[3])
+`+releaseOne("KEYS[3]", "ARGV[4]")+publishAll("6", "ARGV[1]")+`redis.call('hdel', KEYS[1], ARGV[3])
 if redis.call('hlen', KEYS[1]) == 1 then
 	redis.call('del', KEYS[1])
 else
@@ -213,10 +201,7 @@ return 1
 // otherwise nothing changes and the reply is 0. Readers' timeout keys are left to expire.
 var ReadWriteForceRelease = newScript(`
 if redis.call('hget', KEYS[1], 'mode') == ARGV[1] then
-	for i = 3, #ARGV do
-		redis.call(ARGV[i], KEYS[2], ARGV[2])
-	end
-	redis.call('del', KEYS[1])
+`+publishAll("3", "ARGV[2]")+`	redis.call('del', KEYS[1])
 	return 1
 end
 return 0

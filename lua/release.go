@@ -62,6 +62,15 @@ end
 return 0
 `, false)
 
+// publishAll is a script step that publishes message on the channel KEYS[2] with each
+// publish command in ARGV[first…] (PUBLISH and/or SPUBLISH).
+func publishAll(first, message string) string {
+	return `for i = ` + first + `, #ARGV do
+	redis.call(ARGV[i], KEYS[2], ` + message + `)
+end
+`
+}
+
 // replayLatch is the first step of the release scripts: on a retry (the argument retry is
 // "1") an unlock latch (KEYS index latch) that exists has its stored reply returned. A first
 // attempt does not look: its request id is new, so no latch can exist.
