@@ -201,8 +201,11 @@ func (b *sub) run(prev *sub) {
 			return
 		}
 		// The subscription ended while waiters remain: the connection was lost or the
-		// server dropped the channel (slot migration). Messages may have been missed.
-		b.wakeAll()
+		// server dropped the channel (slot migration). Messages may have been missed, but the
+		// waiters are woken only once the subscription is confirmed again (onSubscription):
+		// woken now, they would try on a connection or a node that is going away and return
+		// its error, or miss a refusal of the new subscription. Until then a waiter's own
+		// bound (the holder's remaining lease) still wakes it.
 		if after > before {
 			retry = backoff.New(retryMin, retryMax)
 		}
