@@ -27,9 +27,13 @@ import (
 // matching ctx.Err() and leaves nothing held: at once while waiting, and one round trip
 // later while a script call is in flight (the call is not abandoned, so that its reply is
 // known; on a connection that stalls, ReleaseTimeout bounds it); a hold the script took
-// after ctx ended is given back in the background. A connection error during an attempt is
-// returned and not retried, since the attempt may or may not have taken effect; such a
-// hold is never renewed, so it ends with its lease. With replica sync on (Options.ReplicaSync), an
+// after ctx ended is given back in the background. When an attempt's reply is lost to the
+// connection (the attempt may or may not have taken effect), the hold it may have taken is
+// released at once, unless the owner held the lock before (a re-entry, left as the server
+// has it); a hold that release misses is never renewed and ends with its lease. The first
+// attempt then returns the connection error; a waiter tries again after a pause, while its
+// attempts keep failing on the connection for less than 30 s, so that it rides out a
+// reconnect, a restart or a failover. With replica sync on (Options.ReplicaSync), an
 // acquisition counts only once a replica of the master confirmed it; when none did in any
 // of its tries, it returns ErrNotReplicated and the owner holds nothing it did not hold
 // before.
@@ -161,6 +165,9 @@ func (l *Lock) tryWith(ctx context.Context, field string, lease time.Duration, w
 		}
 		r, err := l.decode(res)
 		switch {
+		case uncertain(err):
+			l.forget(ctx, field) // before anything else: never a hold the owner takes later
+			return attempt{}, err
 		case err != nil:
 			return attempt{}, err
 		case r.acquired:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/goredisson/goredisson/internal/backoff"
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/pubsub"
@@ -149,6 +150,9 @@ func (s *ExpirableSemaphore) try(ctx context.Context, n int64, lease time.Durati
 		switch {
 		case rueidis.IsRedisNil(err):
 			return result{}, nil
+		case uncertain(err):
+			s.forget(ctx, raw)
+			return result{}, err
 		case err != nil:
 			return result{}, err
 		case reply == "OK" && unconfirmed != nil:
@@ -167,6 +171,22 @@ func (s *ExpirableSemaphore) try(ctx context.Context, n int64, lease time.Durati
 		return result{a: attempt{expires: true, ttl: ttl}}, nil
 	})
 	return r.ids, r.a, err
+}
+
+// forget gives back the permits raw, which an acquire whose reply was lost (uncertain) may
+// have taken, bounded by ReleaseTimeout. When that fails too, permits the request took
+// come back when their lease ends (never, for permits taken without a lease).
+func (s *ExpirableSemaphore) forget(ctx context.Context, raw []string) {
+	rctx, cancel := detach(ctx, s.c.opts.ReleaseTimeout)
+	defer cancel()
+	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
+	for {
+		_, err := s.release(rctx, raw)
+		if !transient(err) || !retry.Wait(rctx) {
+			s.c.obs.log.Debug("rlock: released permits an acquire may have taken before its reply was lost", "semaphore", s.name, "error", err)
+			return
+		}
+	}
 }
 
 // newPermitIDs returns n new permit ids, as shown (hex) and as stored (raw bytes).

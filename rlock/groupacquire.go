@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -409,8 +408,8 @@ func (g *group) waitFor(ctx context.Context, i int, wait time.Duration, mlease t
 }
 
 // sort files member i's outcome err under acquired or failed. The member's own cancellation
-// (not ctx's) counts as ErrLocked, its deadline as errNoReply; a transport error, after
-// which the member may hold the lock without knowing it, is followed by a release (forget;
+// (not ctx's) counts as ErrLocked, its deadline as errNoReply. A member whose reply was lost
+// to the connection has already released what its request may have taken (Lock.forget;
 // Redisson unlocks a member whose reply timed out).
 func (g *group) sort(ctx context.Context, i int, err error, acquired []int, failed map[int]error) ([]int, map[int]error) {
 	switch {
@@ -420,45 +419,9 @@ func (g *group) sort(ctx context.Context, i int, err error, acquired []int, fail
 		err = ErrLocked
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		err = errNoReply
-	case uncertain(err):
-		g.forget(ctx, i)
 	}
 	failed[i] = err
 	return acquired, failed
-}
-
-// forget releases a hold that member i's failed request may have taken for ctx's owner,
-// bounded by ReleaseTimeout, unless the owner holds the member (then the hold is the
-// registry's). It runs before the round goes on, so that it never releases a hold the owner
-// takes later in the same acquire.
-func (g *group) forget(ctx context.Context, i int) {
-	l := g.members[i]
-	o, _ := OwnerFrom(ctx)
-	field := l.c.field(o)
-	if l.c.holds.has(l.name, field) {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
-	defer cancel()
-	_, err := l.release(rctx, field, false, true, false)
-	l.c.obs.log.Debug("rlock: released a group member whose acquire failed in flight", "lock", l.name, "holder", field, "error", err)
-}
-
-// uncertain reports whether err, from a member's acquire, leaves unknown whether the acquire
-// script ran: a transport error after the request may have been sent (not a reply, not a
-// dial that failed, not one of rlock's own outcomes).
-func uncertain(err error) bool {
-	if !transient(err) {
-		return false
-	}
-	for _, known := range []error{ErrLocked, ErrClosed, ErrReentry, ErrNotReplicated, errUnconfirmed, errNoReply,
-		context.Canceled, context.DeadlineExceeded} {
-		if errors.Is(err, known) {
-			return false
-		}
-	}
-	var op *net.OpError
-	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // roundError is the error of a round that failed with these members' errors: ErrLocked

@@ -56,8 +56,15 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 
 // Acquire takes n permits, waiting as long as ctx allows until n are available together.
 // While too few are available it sleeps until a release is published (a message v wakes
-// the v earliest waiters of this process, as in Java) and does not poll. It returns
-// ErrInvalidPermits for n ≤ 0, and ctx.Err() when ctx ends first, having taken nothing.
+// the v earliest waiters of this process, as in Java) and does not poll. A waiter rides out
+// a reconnect, a restart or a failover: an attempt that fails on the connection is made
+// again, for up to 30 s of such failures. It returns ErrInvalidPermits for n ≤ 0, and
+// ctx.Err() when ctx ends first, having taken nothing.
+//
+// An attempt whose reply is lost to the connection (the server may have run it) may have
+// taken n permits, and nothing tells them apart from the permits of other holders: as with
+// Redisson, they stay taken until released by hand. ExpirableSemaphore gives such permits
+// back.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	return s.fail("Acquire", s.acquire(ctx, n, unbounded))
 }

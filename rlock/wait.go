@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/goredisson/goredisson/internal/backoff"
 	"github.com/goredisson/goredisson/pubsub"
 )
 
@@ -31,7 +32,13 @@ type attempt struct {
 // between the first try and the subscription is not missed), then sleep until woken, or
 // until the holder's remaining lease or the wait bound has passed, and try again. A holder
 // key without a TTL is waited for by message only. It never polls. try must record an
-// acquisition before it returns.
+// acquisition before it returns, and undo, as far as it can, what a request whose reply was
+// lost may have done (Lock.forget).
+//
+// The first try's error is returned at once. Once a waiter, a try that fails on the
+// connection is made again after a pause, while the tries keep failing for less than
+// reconnectWait (lostConnection), so that a waiter rides out a reconnect, a restart or a
+// failover.
 //
 // It returns nil once try acquired, ErrLocked when the wait bound passed, ctx.Err() when
 // ctx ended, ErrClosed when the Client closed, or try's error.
@@ -62,8 +69,15 @@ func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, clas
 		return waitError(ctx, err)
 	}
 	defer w.Close()
+	var lost lostConnection
 	for {
 		a, err := try()
+		if lost.rideOut(err) {
+			if !lost.pause.Wait(sctx) {
+				return waitError(ctx, err)
+			}
+			continue
+		}
 		if err != nil || a.acquired {
 			return err
 		}
@@ -86,6 +100,40 @@ func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, clas
 			return waitError(ctx, err)
 		}
 	}
+}
+
+// Tries that fail on the connection, made by a waiter, are made again after a pause that
+// grows from reconnectPauseMin to reconnectPauseMax, for as long as they keep failing for
+// up to reconnectWait.
+const (
+	reconnectPauseMin = 10 * time.Millisecond
+	reconnectPauseMax = time.Second
+	reconnectWait     = 30 * time.Second
+)
+
+// lostConnection tracks a waiter's tries that failed on the connection. The zero value is
+// ready to use.
+type lostConnection struct {
+	since time.Time // when the tries began to fail; zero while they succeed
+	pause *backoff.Backoff
+}
+
+// rideOut reports whether a waiter's try that returned err is to be made again after
+// l.pause: err is a connection error (connectionError), and the tries have been failing
+// for less than reconnectWait. A reconnect, a restart or a failover wakes the waiters when
+// their subscription is confirmed again, and their next try may still meet a connection or
+// a node that is going away; the try has already undone what its lost request may have
+// done (Lock.forget).
+func (l *lostConnection) rideOut(err error) bool {
+	if !connectionError(err) {
+		l.since = time.Time{}
+		return false
+	}
+	if l.since.IsZero() {
+		l.since = time.Now()
+		l.pause = backoff.New(reconnectPauseMin, reconnectPauseMax)
+	}
+	return time.Since(l.since) < reconnectWait
 }
 
 // waitError maps an error of the waiting phase to what an acquire returns.

@@ -196,7 +196,9 @@ func TestF6CutSubscription(t *testing.T) {
 // request). A lost unlock reply is retried with the same request id: a full release (the
 // owner's last hold), which writes no latch, finds its field gone and reports success; a
 // partial release replays its latch and is counted once. A lost acquire reply is reported
-// as an error, and the hold it may have taken is never renewed.
+// as an error, and the hold it may have taken is released (or ends with its lease, never
+// renewed). A waiter whose attempt's reply was lost releases that hold and tries again: it
+// holds the lock once, not twice.
 func TestF7LostReply(t *testing.T) {
 	srv := redistest.Shared(t)
 	direct := srv.Client(t)
@@ -287,7 +289,67 @@ func TestF7LostReply(t *testing.T) {
 		require.Error(t, err, "an acquire whose reply was lost is not reported as held")
 		t.Logf("acquire with a lost reply: %v", err)
 		require.Eventually(t, func() bool { return !redistest.Exists(t, direct, name) }, 5*time.Second, 10*time.Millisecond,
-			"a hold taken by it is never renewed and ends with its lease")
+			"a hold taken by it is released (or, when the request reached Redis after the release, ends with its lease), never renewed")
+	})
+
+	t.Run("acquire while waiting", func(t *testing.T) {
+		name := redistest.Name(t)
+		holder := rlocktest.NewClient(t, direct, rlock.Options{})
+		hctx := ownerCtx(t, 30*time.Second)
+		require.NoError(t, holder.NewLock(name).Lock(hctx))
+		l := c.NewLock(name)
+		done := make(chan error, 1)
+		go func() { done <- l.Lock(ctx) }()
+		require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+			return redistest.NumSub(t, direct, "redisson_lock__channel:{"+name+"}") > 0
+		}), "the waiter subscribed")
+		p.CutAfterRequest(lua.Acquire.SHA1())
+		require.NoError(t, holder.NewLock(name).Unlock(hctx))
+		select {
+		case err := <-done:
+			require.NoError(t, err, "the waiter rides out its lost reply")
+		case <-time.After(20 * time.Second):
+			t.Fatal("the waiter still waits 20 s after the release")
+		}
+		assert.Equal(t, map[string]string{c.ID() + ":" + ownerID(t, ctx): "1"}, redistest.HGetAll(t, direct, name),
+			"held once: the hold the lost attempt took was released before the next attempt")
+		require.NoError(t, l.Unlock(ctx))
+		assert.False(t, redistest.Exists(t, direct, name), "free after one release")
+	})
+
+	t.Run("permit acquire while waiting", func(t *testing.T) {
+		name := redistest.Name(t)
+		s := c.NewExpirableSemaphore(name)
+		_, err := s.TrySetPermits(ctx, 0)
+		require.NoError(t, err)
+		type result struct {
+			ids []string
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			ids, err := s.Acquire(ctx, 1, time.Minute)
+			done <- result{ids, err}
+		}()
+		require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+			return redistest.NumSub(t, direct, "redisson_sc:{"+name+"}") > 0
+		}), "the waiter subscribed")
+		p.CutAfterRequest(lua.PermitsAcquire.SHA1())
+		require.NoError(t, s.AddPermits(ctx, 1))
+		var r result
+		select {
+		case r = <-done:
+			require.NoError(t, r.err, "the waiter rides out its lost reply")
+		case <-time.After(20 * time.Second):
+			t.Fatal("the waiter still waits 20 s after a permit was added")
+		}
+		acquired, err := s.AcquiredPermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), acquired, "one permit taken: the one the lost attempt took was given back")
+		require.NoError(t, s.Release(ctx, r.ids...))
+		available, err := s.AvailablePermits(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), available)
 	})
 }
 

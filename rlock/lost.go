@@ -1,0 +1,46 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"net"
+)
+
+// connectionError reports whether err is a failure of the connection to Redis rather than
+// an answer of Redis or an outcome of this package: the request was not sent (a dial that
+// failed), or it was and its reply was lost.
+func connectionError(err error) bool {
+	if !transient(err) {
+		return false
+	}
+	for _, known := range []error{ErrLocked, ErrClosed, ErrReentry, ErrNotReplicated, errUnconfirmed, errNoReply,
+		context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, known) {
+			return false
+		}
+	}
+	return true
+}
+
+// uncertain reports whether err, from a script that writes, leaves unknown whether the
+// script ran: a connection error after the request may have been sent (not a dial that
+// failed).
+func uncertain(err error) bool {
+	var op *net.OpError
+	return connectionError(err) && (!errors.As(err, &op) || op.Op != "dial")
+}
+
+// forget releases a hold that an acquire of l by field whose reply was lost (uncertain)
+// may have taken, bounded by ReleaseTimeout, unless field holds l through this client:
+// then the lost request was a re-entry, whose count the registry cannot tell, and the hold
+// stays the registry's. When the release fails too, a hold the request took ends with its
+// lease, never renewed.
+func (l *Lock) forget(ctx context.Context, field string) {
+	if l.c.holds.has(l.name, field) {
+		return
+	}
+	rctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
+	defer cancel()
+	_, err := l.release(rctx, field, false, true, false)
+	l.c.obs.log.Debug("rlock: released a hold an acquire may have taken before its reply was lost", "lock", l.name, "holder", field, "error", err)
+}
