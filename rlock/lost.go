@@ -26,8 +26,11 @@ func connectionError(err error) bool {
 // script ran: a connection error after the request may have been sent (not a dial that
 // failed).
 func uncertain(err error) bool {
+	if !connectionError(err) {
+		return false // before op, which escapes: no allocation on the path without an error
+	}
 	var op *net.OpError
-	return connectionError(err) && (!errors.As(err, &op) || op.Op != "dial")
+	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // forget releases a hold that an acquire of l by field whose reply was lost (uncertain)
