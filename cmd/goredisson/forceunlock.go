@@ -16,7 +16,10 @@ import (
 
 const forceUnlockLong = `Force-unlock deletes the lock NAME whoever holds it, Java or Go, and publishes "0" on
 "redisson_lock__channel:{NAME}" so that waiting clients wake and retry, exactly as Redisson's
-forceUnlock() does (it calls rlock's Lock.ForceUnlock).
+forceUnlock() does (it calls rlock's Lock.ForceUnlock). A fair lock keeps its queue and "0"
+wakes its first waiter, on that waiter's own channel (NewFairLock's ForceUnlock). A
+read-write lock is deleted by the handle of the mode it shows, ReadLock or WriteLock, and only
+if it is still in that mode; "0" goes to "redisson_rwlock:{NAME}".
 
 Use it for a lock whose holder is gone and whose lease will not end soon (a lock taken with
 a long explicit lease, or with no TTL at all). A watchdog lock of a dead holder frees itself
@@ -29,8 +32,9 @@ goes on, anything else, or no answer (stdin closed), changes nothing and exits 4
 skips the question. If the holders change while you answer, nothing is deleted (exit 1):
 run it again.
 
-Exit codes: 0 unlocked, 3 nothing to unlock (no such key, or a key that is not a lock: it
-is never deleted), 4 declined, 1 Redis error.`
+Exit codes: 0 unlocked, 3 nothing to unlock (no such key, the lock released or its mode
+changed meanwhile, or a key that is not a lock: it is never deleted), 4 declined, 1 Redis
+error.`
 
 func (a *app) forceUnlockCommand() *cobra.Command {
 	var yes bool
@@ -123,7 +127,7 @@ func (a *app) forceUnlock(ctx context.Context, name string, yes bool) error {
 		return err
 	}
 	defer lc.Close()
-	l := lc.NewLock(name)
+	l, woken := forceHandle(lc, st)
 	existed, err := l.ForceUnlock(sctx)
 	if err != nil {
 		return fmt.Errorf("force-unlock %s: %w", name, err)
@@ -132,15 +136,33 @@ func (a *app) forceUnlock(ctx context.Context, name string, yes bool) error {
 		fmt.Fprintf(a.stdout, "nothing to unlock: %s was released meanwhile\n", name)
 		return silent(exitNotFound)
 	}
-	fmt.Fprintf(a.stdout, "force-unlocked %s: key deleted, \"0\" published on %s\n", name, st.Channel)
+	fmt.Fprintf(a.stdout, "force-unlocked %s: key deleted, %s\n", name, woken)
 	return nil
 }
 
+// forceHandle returns the handle whose ForceUnlock suits the lock st shows, as Java's
+// forceUnlock on the same object would run it, and what that publishes:
+//   - a fair lock: its queue stays, and "0" wakes the first waiter on its own channel;
+//   - a read-write lock: the handle of its mode, which deletes the lock only if it is still
+//     in that mode (a change of mode meanwhile leaves it alone) and publishes "0";
+//   - any other lock: "0" on the lock's channel.
+func forceHandle(lc *rlock.Client, st *lockState) (*rlock.Lock, string) {
+	switch {
+	case st.Kind == kindReadWrite && st.Mode == "write":
+		return lc.NewReadWriteLock(st.Name).WriteLock(), fmt.Sprintf("\"0\" published on %s (write mode)", st.Channel)
+	case st.Kind == kindReadWrite:
+		return lc.NewReadWriteLock(st.Name).ReadLock(), fmt.Sprintf("\"0\" published on %s (read mode)", st.Channel)
+	case st.Variant == variantFair:
+		return lc.NewFairLock(st.Name), fmt.Sprintf("\"0\" published to the first waiter (%s:<field>), queue kept", st.Channel)
+	}
+	return lc.NewLock(st.Name), fmt.Sprintf("\"0\" published on %s", st.Channel)
+}
+
 // nothingToUnlock prints why st cannot be force-unlocked and returns the exit error, or
-// returns nil when st is a lock.
+// returns nil when st is a lock, a fair lock or a read-write lock in read or write mode.
 func (a *app) nothingToUnlock(st *lockState, meanwhile bool) error {
 	switch {
-	case st.isLock():
+	case st.isLock(), st.Kind == kindReadWrite && (st.Mode == "read" || st.Mode == "write"):
 		return nil
 	case st.Kind == kindNotFound && meanwhile:
 		fmt.Fprintf(a.stdout, "nothing to unlock: %s was released meanwhile\n", st.Name)

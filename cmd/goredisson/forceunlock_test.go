@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
@@ -154,5 +155,70 @@ func TestForceUnlockNotALock(t *testing.T) {
 	}
 	if v, _ := redistest.Do(t, rc, rc.B().Get().Key(str).Build()).ToString(); v != "precious" {
 		t.Errorf("the string key was touched: %q", v)
+	}
+}
+
+// A fair lock and a read-write lock are force-unlocked through the handle of their kind:
+// the fair lock's first waiter is woken on its own channel (its queue is kept), and the
+// read-write lock is deleted by the handle of its mode, which wakes its waiters. In both
+// cases a waiter takes the lock long before the holder's lease (a minute) ends, and the
+// holder's Unlock then reports ErrNotHeld.
+func TestForceUnlockFairAndReadWrite(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := context.Background()
+	holders := rlocktest.NewClient(t, srv.Client(t), rlock.Options{})
+	waiters := rlocktest.NewClient(t, srv.Client(t), rlock.Options{})
+	for _, k := range []struct {
+		kind, mode string
+		holder     func(name string) *rlock.Lock
+		waiter     func(name string) *rlock.Lock
+	}{
+		{"fair", "published to the first waiter", holders.NewFairLock, waiters.NewFairLock},
+		{"write", "(write mode)",
+			func(name string) *rlock.Lock { return holders.NewReadWriteLock(name).WriteLock() },
+			func(name string) *rlock.Lock { return waiters.NewReadWriteLock(name).ReadLock() }},
+		{"read", "(read mode)",
+			func(name string) *rlock.Lock { return holders.NewReadWriteLock(name).ReadLock() },
+			func(name string) *rlock.Lock { return waiters.NewReadWriteLock(name).WriteLock() }},
+	} {
+		t.Run(k.kind, func(t *testing.T) {
+			name := unique("lock:" + k.kind + ":")
+			hl, howner := k.holder(name), rlock.NewOwner(ctx)
+			if err := hl.LockFor(howner, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			wl, wowner := k.waiter(name), rlock.NewOwner(ctx)
+			wctx, cancel := context.WithTimeout(wowner, 30*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- wl.Lock(wctx) }()
+			eventually(t, "the waiter waiting", func() bool {
+				_, got := inspectJSON(t, srv.Addr, name)
+				l := got.Locks[0]
+				subs := int64(0)
+				if l.Subscribers.Classic != nil {
+					subs = *l.Subscribers.Classic
+				}
+				return len(l.Queue) == 1 || subs == 1
+			})
+			code, out, errOut := cli(t, nil, "--redis", srv.Addr, "force-unlock", "--yes", name)
+			if code != exitOK || !strings.Contains(out, "force-unlocked "+name+": key deleted, ") || !strings.Contains(out, k.mode) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("the waiter's Lock after the force-unlock: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the waiter still waits 10 s after the force-unlock")
+			}
+			if err := hl.Unlock(howner); !errors.Is(err, rlock.ErrNotHeld) {
+				t.Errorf("the holder's Unlock after force-unlock: %v, want ErrNotHeld", err)
+			}
+			if err := wl.Unlock(wowner); err != nil {
+				t.Errorf("the waiter's Unlock: %v", err)
+			}
+		})
 	}
 }

@@ -96,9 +96,7 @@ names are stable:
                 "expired"}
 
 Exit code 3 when any NAME is neither a lock nor a synchronizer (not_found or other); all
-NAMEs are still printed. force-unlock does not delete read-write locks: use
-ReadLock().ForceUnlock or WriteLock().ForceUnlock, which delete it only in their mode and
-publish its message.` + inspectGroupHelp
+NAMEs are still printed.` + inspectGroupHelp
 
 func (a *app) inspectCommand() *cobra.Command {
 	var asJSON, group bool
