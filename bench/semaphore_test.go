@@ -3,8 +3,10 @@ package bench
 // TestSemaphoreBench: goredisson's semaphores (rlock.Semaphore, rlock.ExpirableSemaphore)
 // against golang.org/x/sync/semaphore (in-process, the floor of any semaphore) and a
 // Redis-backed baseline of our own (an acquire script that checks and DECRBYs, and a plain
-// INCRBY release: the least a Redis semaphore can send), in one run: (a) acquire+release of
-// one permit by one goroutine, the contenders alternating in rounds; (b) wake-up latency
+// INCRBY release: the least a Redis semaphore can send) and Java Redisson's RSemaphore and
+// RPermitExpirableSemaphore (timed inside the JVM of the Java peer, when its jar is built), in
+// one run: (a) acquire+release of one permit by one goroutine, the contenders alternating in
+// rounds; (b) wake-up latency
 // and Redis commands per acquisition with 16 waiters, each on a client of its own (as 16
 // processes), woken one at a time by a release of one permit. Skipped unless
 // GOREDISSON_BENCH=1; prints its tables (see docs/BENCHMARKS.md, section "Semaphores").
@@ -24,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/goredisson/goredisson/integration/javapeer"
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
@@ -73,46 +76,88 @@ func semUncontended(t *testing.T, srv *redistest.Server, rounds, ops int, out *s
 	require.NoError(t, do(rc, rc.B().Set().Key(base).Value(strconv.Itoa(1<<20)).Build()).Error())
 	local := semaphore.NewWeighted(1 << 20)
 
+	// op returns the time to record, or 0 to record the wall time of the call.
 	type contender struct {
 		name string
-		op   func() error
+		op   func() (time.Duration, error)
 		d    durs
 	}
+	wall := func(f func() error) func() (time.Duration, error) {
+		return func() (time.Duration, error) { return 0, f() }
+	}
 	cs := []*contender{
-		{name: "golang.org/x/sync/semaphore (in-process)", op: func() error {
+		{name: "golang.org/x/sync/semaphore (in-process)", op: wall(func() error {
 			if err := local.Acquire(ctx, 1); err != nil {
 				return err
 			}
 			local.Release(1)
 			return nil
-		}},
-		{name: "baseline: acquire script + INCRBY", op: func() error {
+		})},
+		{name: "baseline: acquire script + INCRBY", op: wall(func() error {
 			if err := semBaselineAcquire.Exec(ctx, rc, []string{base}, []string{"1"}).Error(); err != nil {
 				return err
 			}
 			return rc.Do(ctx, rc.B().Incrby().Key(base).Increment(1).Build()).Error()
-		}},
-		{name: "rlock.Semaphore Acquire(1) + Release(1)", op: func() error {
+		})},
+		{name: "rlock.Semaphore Acquire(1) + Release(1)", op: wall(func() error {
 			if err := s.Acquire(ctx, 1); err != nil {
 				return err
 			}
 			return s.Release(ctx, 1)
-		}},
-		{name: "rlock.ExpirableSemaphore Acquire(1, 1m) + Release(id)", op: func() error {
+		})},
+		{name: "rlock.ExpirableSemaphore Acquire(1, 1m) + Release(id)", op: wall(func() error {
 			ids, err := x.Acquire(ctx, 1, time.Minute)
 			if err != nil {
 				return err
 			}
 			return x.Release(ctx, ids...)
-		}},
+		})},
+	}
+	if jar, why := javaJar(t); jar == "" {
+		fmt.Fprintf(out, "%s\n\n", why)
+	} else {
+		p := javapeer.Start(t, jar, "redis://"+srv.Addr, javapeer.WithJVMArgs("-Xmx128m"))
+		for _, kind := range []string{"sem", "xsem"} {
+			if r, err := p.Do(ctx, "o", kind+".setpermits", name+":java"+kind, strconv.Itoa(1<<20)); err != nil || !r.OK {
+				t.Fatalf("%s.setpermits: %v %v", kind, r, err)
+			}
+		}
+		// javaOp runs acquire then release in the JVM and returns the time both took there
+		// (the peer's ELAPSED), without the pipe trips between Go and the JVM.
+		javaOp := func(kind string, acquire []string, release func(acquired string) []string) func() (time.Duration, error) {
+			return func() (time.Duration, error) {
+				a, err := p.Do(ctx, "o", kind+".acquire", acquire...)
+				if err == nil && !a.OK {
+					err = fmt.Errorf("%s.acquire: %s", kind, a.Err)
+				}
+				if err != nil {
+					return 0, err
+				}
+				r, err := p.Do(ctx, "o", kind+".release", release(a.Value)...)
+				if err == nil && !r.OK {
+					err = fmt.Errorf("%s.release: %s", kind, r.Err)
+				}
+				return a.Elapsed + r.Elapsed, err
+			}
+		}
+		cs = append(cs,
+			&contender{name: "Java Redisson " + javaVersion + ".x RSemaphore acquire(1) + release(1), inside the JVM",
+				op: javaOp("sem", []string{name + ":javasem", "1"}, func(string) []string { return []string{name + ":javasem", "1"} })},
+			&contender{name: "Java Redisson " + javaVersion + ".x RPermitExpirableSemaphore acquire(1, 1m) + release(id), inside the JVM",
+				op: javaOp("xsem", []string{name + ":javaxsem", "1", "60000"}, func(id string) []string { return []string{name + ":javaxsem", id} })},
+		)
 	}
 	for r := -1; r < rounds; r++ { // round -1 warms up
 		for _, ct := range rotated(cs, r+1) {
 			for range ops {
 				start := time.Now()
-				require.NoError(t, ct.op(), ct.name)
+				d, err := ct.op()
+				if d == 0 {
+					d = time.Since(start)
+				}
+				require.NoError(t, err, ct.name)
 				if r >= 0 {
-					ct.d = append(ct.d, time.Since(start))
+					ct.d = append(ct.d, d)
 				}
 			}
 		}
