@@ -257,8 +257,8 @@ func TestACLOtherTypes(t *testing.T) {
 }
 
 // queuedSubscribed waits until the fair lock name has n waiters queued, each subscribed to its own
-// channel (classic pub/sub, a single server).
-func queuedSubscribed(t *testing.T, admin rueidis.Client, name string, n int) {
+// channel as subs counts them.
+func queuedSubscribed(t *testing.T, admin rueidis.Client, subs func(channel string) int64, name string, n int) {
 	t.Helper()
 	require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool {
 		q, err := admin.Do(context.Background(), admin.B().Lrange().Key(keys.FairQueue(name)).Start(0).Stop(-1).Build()).AsStrSlice()
@@ -266,7 +266,7 @@ func queuedSubscribed(t *testing.T, admin rueidis.Client, name string, n int) {
 			return false
 		}
 		for _, f := range q {
-			if redistest.NumSub(t, admin, keys.FairWaiterChannel(name, f)) == 0 {
+			if subs(keys.FairWaiterChannel(name, f)) == 0 {
 				return false
 			}
 		}
@@ -278,170 +278,199 @@ func queuedSubscribed(t *testing.T, admin rueidis.Client, name string, n int) {
 // exactly their documented rules: acquisition, waiting and wake-up through pub/sub, the
 // watchdog, release.
 func TestACLNewTypes(t *testing.T) {
-	t.Run("fair", func(t *testing.T) {
-		_, user, admin := aclServer(t, goFair)
-		ctx := redistest.Context(t, time.Minute)
-		opts := rlock.Options{WatchdogTimeout: time.Second}
-		name := aclPrefix + redistest.Name(t)
-		l := rlocktest.NewClient(t, user, opts).NewFairLock(name)
-		other := rlocktest.NewClient(t, user, opts).NewFairLock(name)
-		a, b, c := rlock.NewOwner(ctx), rlock.NewOwner(ctx), rlock.NewOwner(ctx)
-		require.NoError(t, l.Lock(a))
-		require.NoError(t, l.Lock(a))
-		order := make(chan string, 2)
-		gotB, gotC := make(chan error, 1), make(chan error, 1)
-		go func() { err := other.Lock(b); order <- "b"; gotB <- err }()
-		queuedSubscribed(t, admin, name, 1)
-		go func() { err := l.Lock(c); order <- "c"; gotC <- err }()
-		queuedSubscribed(t, admin, name, 2)
-		// The watchdog keeps a's lock past several leases while both wait.
-		_, stop, err := l.Held(a)
-		require.NoError(t, err)
-		defer stop()
-		for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
-			ok, err := l.IsHeld(a)
-			require.NoError(t, err)
-			require.True(t, ok, "the watchdog kept the lock")
-			time.Sleep(100 * time.Millisecond)
-		}
-		require.NoError(t, l.Unlock(a))
-		require.NoError(t, l.Unlock(a))
-		require.NoError(t, <-gotB, "the first waiter woke and took the lock")
-		assert.Equal(t, "b", <-order, "in queue order")
-		queuedSubscribed(t, admin, name, 1)
-		require.NoError(t, other.Unlock(b))
-		require.NoError(t, <-gotC)
-		assert.Equal(t, "c", <-order)
-		// A waiter that gives up leaves the queue; force unlock (of c's hold) wakes the next one.
-		require.ErrorIs(t, other.TryLock(b, 50*time.Millisecond, 0), rlock.ErrLocked)
-		queuedSubscribed(t, admin, name, 0)
-		go func() { gotB <- other.Lock(b) }()
-		queuedSubscribed(t, admin, name, 1)
-		freed, err := l.ForceUnlock(ctx)
-		require.NoError(t, err)
-		assert.True(t, freed)
-		require.NoError(t, <-gotB)
-		require.NoError(t, other.Unlock(b))
-		requireNoRefusals(t, admin)
-	})
-	t.Run("read-write", func(t *testing.T) {
-		_, user, admin := aclServer(t, goRW)
-		ctx := redistest.Context(t, time.Minute)
-		opts := rlock.Options{WatchdogTimeout: time.Second}
-		name := aclPrefix + redistest.Name(t)
-		rw := rlocktest.NewClient(t, user, opts).NewReadWriteLock(name)
-		other := rlocktest.NewClient(t, user, opts).NewReadWriteLock(name)
-		channel := "redisson_rwlock:{" + name + "}"
-		r1, r2, w := rlock.NewOwner(ctx), rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+	for _, k := range aclNewTypes {
+		t.Run(k.name, func(t *testing.T) {
+			_, user, admin := aclServer(t, k.blocks)
+			k.exercise(t, user, admin, classicSubs(t, admin))
+			requireNoRefusals(t, admin)
+		})
+	}
+}
 
-		// Readers in parallel, re-entered; a writer waits for both.
-		require.NoError(t, rw.ReadLock().Lock(r1))
-		require.NoError(t, rw.ReadLock().Lock(r1))
-		require.NoError(t, other.ReadLock().Lock(r2))
-		n, err := rw.ReadLock().HoldCount(r1)
-		require.NoError(t, err)
-		assert.Equal(t, 2, n)
-		got := make(chan error, 1)
-		go func() { got <- other.WriteLock().Lock(w) }()
-		waitSubscribed(t, admin, channel)
-		// The watchdog renews the reads (hash and timeout keys) past several leases.
-		_, stop, err := rw.ReadLock().Held(r1)
-		require.NoError(t, err)
-		defer stop()
-		for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
-			ok, err := rw.ReadLock().IsHeld(r1)
-			require.NoError(t, err)
-			require.True(t, ok, "the watchdog kept the read lock")
-			select {
-			case err := <-got:
-				t.Fatalf("the writer got the lock while it was read: %v", err)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		require.NoError(t, rw.ReadLock().Unlock(r1))
-		require.NoError(t, rw.ReadLock().Unlock(r1))
-		require.NoError(t, other.ReadLock().Unlock(r2))
-		require.NoError(t, <-got, "the writer woke and took the lock")
-		locked, err := rw.WriteLock().IsLocked(ctx)
-		require.NoError(t, err)
-		assert.True(t, locked)
-		_, err = rw.WriteLock().RemainTTL(ctx)
-		require.NoError(t, err)
+// aclNewTypes are the fair lock, the read-write lock and the expirable semaphore, each with
+// its blocks and a run of its calls by an ACL user (user) while admin watches; subs counts
+// the subscribers of a channel.
+var aclNewTypes = []struct {
+	name     string
+	blocks   []string
+	exercise func(t *testing.T, user, admin rueidis.Client, subs func(channel string) int64)
+}{
+	{"fair", goFair, exerciseFairACL},
+	{"read-write", goRW, exerciseReadWriteACL},
+	{"expirable semaphore", goXSem, exerciseExpirableSemaphoreACL},
+}
 
-		// A reader waits for the writer, who also reads (and keeps its read: a downgrade).
-		go func() { got <- rw.ReadLock().Lock(r1) }()
-		waitSubscribed(t, admin, channel)
-		require.NoError(t, other.ReadLock().Lock(w))
-		require.NoError(t, other.WriteLock().Unlock(w))
-		require.NoError(t, <-got, "the reader woke and took the lock")
-		locked, err = rw.ReadLock().IsLocked(ctx)
+// classicSubs counts a channel's classic subscribers on a single server.
+func classicSubs(t *testing.T, admin rueidis.Client) func(channel string) int64 {
+	return func(channel string) int64 { return redistest.NumSub(t, admin, channel) }
+}
+
+// subscribedTo waits until subs reports a subscriber of channel.
+func subscribedTo(t *testing.T, subs func(channel string) int64, channel string) {
+	t.Helper()
+	require.True(t, redistest.Poll(20*time.Second, time.Millisecond, func() bool { return subs(channel) > 0 }),
+		"a waiter subscribed to %s", channel)
+}
+
+func exerciseFairACL(t *testing.T, user, admin rueidis.Client, subs func(channel string) int64) {
+	ctx := redistest.Context(t, time.Minute)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	name := aclPrefix + redistest.Name(t)
+	l := rlocktest.NewClient(t, user, opts).NewFairLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewFairLock(name)
+	a, b, c := rlock.NewOwner(ctx), rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+	require.NoError(t, l.Lock(a))
+	require.NoError(t, l.Lock(a))
+	order := make(chan string, 2)
+	gotB, gotC := make(chan error, 1), make(chan error, 1)
+	go func() { err := other.Lock(b); order <- "b"; gotB <- err }()
+	queuedSubscribed(t, admin, subs, name, 1)
+	go func() { err := l.Lock(c); order <- "c"; gotC <- err }()
+	queuedSubscribed(t, admin, subs, name, 2)
+	// The watchdog keeps a's lock past several leases while both wait.
+	_, stop, err := l.Held(a)
+	require.NoError(t, err)
+	defer stop()
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+		ok, err := l.IsHeld(a)
 		require.NoError(t, err)
-		assert.True(t, locked)
-		freed, err := rw.ReadLock().ForceUnlock(ctx)
+		require.True(t, ok, "the watchdog kept the lock")
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, l.Unlock(a))
+	require.NoError(t, l.Unlock(a))
+	require.NoError(t, <-gotB, "the first waiter woke and took the lock")
+	assert.Equal(t, "b", <-order, "in queue order")
+	queuedSubscribed(t, admin, subs, name, 1)
+	require.NoError(t, other.Unlock(b))
+	require.NoError(t, <-gotC)
+	assert.Equal(t, "c", <-order)
+	// A waiter that gives up leaves the queue; force unlock (of c's hold) wakes the next one.
+	require.ErrorIs(t, other.TryLock(b, 50*time.Millisecond, 0), rlock.ErrLocked)
+	queuedSubscribed(t, admin, subs, name, 0)
+	go func() { gotB <- other.Lock(b) }()
+	queuedSubscribed(t, admin, subs, name, 1)
+	freed, err := l.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, freed)
+	require.NoError(t, <-gotB)
+	require.NoError(t, other.Unlock(b))
+}
+
+func exerciseReadWriteACL(t *testing.T, user, admin rueidis.Client, subs func(channel string) int64) {
+	ctx := redistest.Context(t, time.Minute)
+	opts := rlock.Options{WatchdogTimeout: time.Second}
+	name := aclPrefix + redistest.Name(t)
+	rw := rlocktest.NewClient(t, user, opts).NewReadWriteLock(name)
+	other := rlocktest.NewClient(t, user, opts).NewReadWriteLock(name)
+	channel := "redisson_rwlock:{" + name + "}"
+	r1, r2, w := rlock.NewOwner(ctx), rlock.NewOwner(ctx), rlock.NewOwner(ctx)
+
+	// Readers in parallel, re-entered; a writer waits for both.
+	require.NoError(t, rw.ReadLock().Lock(r1))
+	require.NoError(t, rw.ReadLock().Lock(r1))
+	require.NoError(t, other.ReadLock().Lock(r2))
+	n, err := rw.ReadLock().HoldCount(r1)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	got := make(chan error, 1)
+	go func() { got <- other.WriteLock().Lock(w) }()
+	subscribedTo(t, subs, channel)
+	// The watchdog renews the reads (hash and timeout keys) past several leases.
+	_, stop, err := rw.ReadLock().Held(r1)
+	require.NoError(t, err)
+	defer stop()
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+		ok, err := rw.ReadLock().IsHeld(r1)
 		require.NoError(t, err)
-		assert.True(t, freed)
-		requireNoRefusals(t, admin)
-	})
-	t.Run("expirable semaphore", func(t *testing.T) {
-		_, user, admin := aclServer(t, goXSem)
-		ctx := redistest.Context(t, time.Minute)
-		s := rlocktest.NewClient(t, user, rlock.Options{}).NewExpirableSemaphore(aclPrefix + redistest.Name(t))
-		set, err := s.TrySetPermits(ctx, 1)
-		require.NoError(t, err)
-		require.True(t, set)
-		ids, err := s.Acquire(ctx, 1, time.Minute)
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
-		lease, expires, err := s.LeaseTime(ctx, ids[0])
-		require.NoError(t, err)
-		assert.True(t, expires)
-		assert.Greater(t, lease, time.Duration(0))
-		ok, err := s.UpdateLeaseTime(ctx, ids[0], 2*time.Minute)
-		require.NoError(t, err)
-		assert.True(t, ok)
-		type acquired struct {
-			ids []string
-			err error
+		require.True(t, ok, "the watchdog kept the read lock")
+		select {
+		case err := <-got:
+			t.Fatalf("the writer got the lock while it was read: %v", err)
+		case <-time.After(100 * time.Millisecond):
 		}
-		got := make(chan acquired, 1)
-		go func() {
-			ids, err := s.TryAcquire(ctx, 1, time.Minute, 0)
-			got <- acquired{ids, err}
-		}()
-		waitSubscribed(t, admin, "redisson_sc:{"+s.Name()+"}")
-		require.NoError(t, s.Release(ctx, ids[0]), "a release by id wakes the waiter")
-		r := <-got
-		require.NoError(t, r.err)
-		require.Len(t, r.ids, 1)
-		released, err := s.TryRelease(ctx, r.ids[0])
+	}
+	require.NoError(t, rw.ReadLock().Unlock(r1))
+	require.NoError(t, rw.ReadLock().Unlock(r1))
+	require.NoError(t, other.ReadLock().Unlock(r2))
+	require.NoError(t, <-got, "the writer woke and took the lock")
+	locked, err := rw.WriteLock().IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	_, err = rw.WriteLock().RemainTTL(ctx)
+	require.NoError(t, err)
+
+	// A reader waits for the writer, who also reads (and keeps its read: a downgrade).
+	go func() { got <- rw.ReadLock().Lock(r1) }()
+	subscribedTo(t, subs, channel)
+	require.NoError(t, other.ReadLock().Lock(w))
+	require.NoError(t, other.WriteLock().Unlock(w))
+	require.NoError(t, <-got, "the reader woke and took the lock")
+	locked, err = rw.ReadLock().IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	freed, err := rw.ReadLock().ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, freed)
+}
+
+func exerciseExpirableSemaphoreACL(t *testing.T, user, admin rueidis.Client, subs func(channel string) int64) {
+	ctx := redistest.Context(t, time.Minute)
+	s := rlocktest.NewClient(t, user, rlock.Options{}).NewExpirableSemaphore(aclPrefix + redistest.Name(t))
+	set, err := s.TrySetPermits(ctx, 1)
+	require.NoError(t, err)
+	require.True(t, set)
+	ids, err := s.Acquire(ctx, 1, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, ids, 1)
+	lease, expires, err := s.LeaseTime(ctx, ids[0])
+	require.NoError(t, err)
+	assert.True(t, expires)
+	assert.Greater(t, lease, time.Duration(0))
+	ok, err := s.UpdateLeaseTime(ctx, ids[0], 2*time.Minute)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	type acquired struct {
+		ids []string
+		err error
+	}
+	got := make(chan acquired, 1)
+	go func() {
+		ids, err := s.TryAcquire(ctx, 1, time.Minute, 0)
+		got <- acquired{ids, err}
+	}()
+	subscribedTo(t, subs, "redisson_sc:{"+s.Name()+"}")
+	require.NoError(t, s.Release(ctx, ids[0]), "a release by id wakes the waiter")
+	r := <-got
+	require.NoError(t, r.err)
+	require.Len(t, r.ids, 1)
+	released, err := s.TryRelease(ctx, r.ids[0])
+	require.NoError(t, err)
+	assert.True(t, released)
+	// A permit whose lease runs out is reclaimed.
+	ids, err = s.Acquire(ctx, 1, 50*time.Millisecond)
+	require.NoError(t, err)
+	require.True(t, redistest.Poll(20*time.Second, 10*time.Millisecond, func() bool {
+		n, err := s.AvailablePermits(ctx)
 		require.NoError(t, err)
-		assert.True(t, released)
-		// A permit whose lease runs out is reclaimed.
-		ids, err = s.Acquire(ctx, 1, 50*time.Millisecond)
-		require.NoError(t, err)
-		require.True(t, redistest.Poll(20*time.Second, 10*time.Millisecond, func() bool {
-			n, err := s.AvailablePermits(ctx)
-			require.NoError(t, err)
-			return n == 1
-		}), "the expired permit came back")
-		released, err = s.TryRelease(ctx, ids[0])
-		require.NoError(t, err)
-		assert.False(t, released, "the expired permit is no longer held")
-		require.NoError(t, s.AddPermits(ctx, 2))
-		n, err := s.Permits(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, int64(3), n)
-		n, err = s.AcquiredPermits(ctx)
-		require.NoError(t, err)
-		assert.Zero(t, n)
-		ids, err = s.Acquire(ctx, 2, 0)
-		require.NoError(t, err)
-		require.NoError(t, s.Release(ctx, ids...))
-		deleted, err := s.Delete(ctx)
-		require.NoError(t, err)
-		assert.True(t, deleted)
-		requireNoRefusals(t, admin)
-	})
+		return n == 1
+	}), "the expired permit came back")
+	released, err = s.TryRelease(ctx, ids[0])
+	require.NoError(t, err)
+	assert.False(t, released, "the expired permit is no longer held")
+	require.NoError(t, s.AddPermits(ctx, 2))
+	n, err := s.Permits(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), n)
+	n, err = s.AcquiredPermits(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	ids, err = s.Acquire(ctx, 2, 0)
+	require.NoError(t, err)
+	require.NoError(t, s.Release(ctx, ids...))
+	deleted, err := s.Delete(ctx)
+	require.NoError(t, err)
+	assert.True(t, deleted)
 }
 
 // TestACLGroups: a MultiLock and a RedLock over 3 servers, each with its own ACL user of the
@@ -818,11 +847,11 @@ func TestJavaACLTLS(t *testing.T) {
 		fair := goc.NewFairLock(aclPrefix + "fair:" + redistest.Name(t))
 		assert.Equal(t, "true", peer.Must(t, ctx, "J7", "fair.lock", fair.Name()))
 		go func() { got <- fair.Lock(a) }()
-		queuedSubscribed(t, admin, fair.Name(), 1)
+		queuedSubscribed(t, admin, classicSubs(t, admin), fair.Name(), 1)
 		peer.Must(t, ctx, "J7", "fair.unlock", fair.Name())
 		require.NoError(t, <-got)
 		go func() { java <- peer.Must(t, ctx, "J8", "fair.trylock", fair.Name(), "60000", "-1") }()
-		queuedSubscribed(t, admin, fair.Name(), 1)
+		queuedSubscribed(t, admin, classicSubs(t, admin), fair.Name(), 1)
 		require.NoError(t, fair.Unlock(a))
 		assert.Equal(t, "true", <-java)
 		peer.Must(t, ctx, "J8", "fair.unlock", fair.Name())
@@ -923,16 +952,7 @@ func TestACLReplicaSync(t *testing.T) {
 // cluster's and replica sync's let a Go service lock, wait and wake (sharded and classic
 // pub/sub), renew and force-unlock, and nothing is refused.
 func TestACLCluster(t *testing.T) {
-	cluster := redistest.StartCluster(t)
-	cmd := aclCommand(t, securityRules(t), append(slices.Clone(goRLock), "replica-sync", "cluster"))
-	var nodes []rueidis.Client
-	for _, addr := range cluster.Addrs() {
-		n := cluster.NodeClient(t, addr)
-		redistest.ApplyACL(t, n, cmd)
-		nodes = append(nodes, n)
-	}
-	admin := cluster.Client(t)
-	user := cluster.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	user, admin, nodes := aclCluster(t, goRLock)
 	ctx := redistest.Context(t, 2*time.Minute)
 	name := aclPrefix + redistest.Name(t)
 	opts := rlock.Options{WatchdogTimeout: time.Second}
@@ -945,5 +965,38 @@ func TestACLCluster(t *testing.T) {
 	}, l, other)
 	for _, n := range nodes {
 		requireNoRefusals(t, n)
+	}
+}
+
+// aclCluster starts a Redis Cluster whose every node has the ACL user of blocks and, as
+// docs/SECURITY.md says for a cluster, the replica sync and cluster blocks, and returns a cluster client of that user, one of the default user, and a
+// client of each node.
+func aclCluster(t *testing.T, blocks []string) (user, admin rueidis.Client, nodes []rueidis.Client) {
+	t.Helper()
+	cluster := redistest.StartCluster(t)
+	cmd := aclCommand(t, securityRules(t), append(slices.Clone(blocks), "replica-sync", "cluster"))
+	for _, addr := range cluster.Addrs() {
+		n := cluster.NodeClient(t, addr)
+		redistest.ApplyACL(t, n, cmd)
+		nodes = append(nodes, n)
+	}
+	admin = cluster.Client(t)
+	user = cluster.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = aclUser, aclPassword })
+	return user, admin, nodes
+}
+
+// TestACLClusterNewTypes: the fair lock, the read-write lock and the expirable semaphore run
+// by an ACL user of their documented blocks with replica sync's and the cluster's on a Redis
+// Cluster, where
+// their waiters subscribe with SSUBSCRIBE as well; no node refuses anything.
+func TestACLClusterNewTypes(t *testing.T) {
+	for _, k := range aclNewTypes {
+		t.Run(k.name, func(t *testing.T) {
+			user, admin, nodes := aclCluster(t, k.blocks)
+			k.exercise(t, user, admin, func(channel string) int64 { return redistest.ShardNumSub(t, admin, channel) })
+			for _, n := range nodes {
+				requireNoRefusals(t, n)
+			}
+		})
 	}
 }
