@@ -178,7 +178,7 @@ func (l *Lock) tryWith(ctx context.Context, field string, lease time.Duration, w
 		case r.ttl < 0:
 			return attempt{}, nil
 		}
-		return attempt{expires: true, ttl: time.Duration(r.ttl) * time.Millisecond}, nil
+		return attempt{expires: true, ttl: millis(r.ttl)}, nil
 	})
 }
 

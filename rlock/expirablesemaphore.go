@@ -68,11 +68,7 @@ func (s *ExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (bool, 
 // below zero, as Java's). A positive n is published, which wakes n waiters. It returns
 // ErrInvalidPermits for n = 0.
 func (s *ExpirableSemaphore) AddPermits(ctx context.Context, n int64) error {
-	err := s.c.checkName(s.name)
-	if err == nil && n == 0 {
-		err = fmt.Errorf("%w: %d", ErrInvalidPermits, n)
-	}
-	if err != nil {
+	if err := s.c.checkAddPermits(s.name, n); err != nil {
 		return s.fail("AddPermits", err)
 	}
 	res, _ := s.exec(ctx, lua.PermitsAdd, strconv.FormatInt(n, 10))
@@ -84,8 +80,9 @@ func (s *ExpirableSemaphore) AddPermits(ctx context.Context, n int64) error {
 // its lease updated before; a lease of 0 means it never expires. While too few permits are
 // available it sleeps until a release is published or the earliest held permit expires
 // (nobody publishes an expiry: the waiter wakes on its own at that time and reclaims the
-// permit), and does not poll. It returns ErrInvalidPermits for n ≤ 0, ErrInvalidLease for
-// a negative lease, and ctx.Err() when ctx ends first, having taken nothing.
+// permit), and does not poll. It returns ErrInvalidPermits for n ≤ 0 or n > 65,536 (each
+// permit has an id of its own), ErrInvalidLease for a negative lease, and ctx.Err() when ctx
+// ends first, having taken nothing.
 func (s *ExpirableSemaphore) Acquire(ctx context.Context, n int64, lease time.Duration) ([]string, error) {
 	ids, err := s.acquire(ctx, n, lease, unbounded)
 	return ids, s.fail("Acquire", err)
@@ -108,6 +105,9 @@ func (s *ExpirableSemaphore) TryAcquire(ctx context.Context, n int64, wait, leas
 func (s *ExpirableSemaphore) acquire(ctx context.Context, n int64, lease time.Duration, wait waitBound) ([]string, error) {
 	if err := s.checkPermits(n, 1); err != nil {
 		return nil, err
+	}
+	if n > maxPermitIDs {
+		return nil, fmt.Errorf("%w: %d (at most %d permits per call, each with an id of its own)", ErrInvalidPermits, n, maxPermitIDs)
 	}
 	if lease < 0 {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidLease, lease)
@@ -167,7 +167,7 @@ func (s *ExpirableSemaphore) try(ctx context.Context, n int64, lease time.Durati
 		if err != nil {
 			return result{}, fmt.Errorf("rlock: unexpected acquire reply %q", reply)
 		}
-		ttl := max(time.Duration(int64(expiry)-time.Now().UnixMilli())*time.Millisecond, minExpiryWait)
+		ttl := max(millis(int64(expiry)-time.Now().UnixMilli()), minExpiryWait)
 		return result{a: attempt{expires: true, ttl: ttl}}, nil
 	})
 	return r.ids, r.a, err
@@ -188,6 +188,10 @@ func (s *ExpirableSemaphore) forget(ctx context.Context, raw []string) {
 		}
 	}
 }
+
+// maxPermitIDs is the most permits one Acquire or TryAcquire takes: each has an id of its
+// own, made by the client and passed to the script.
+const maxPermitIDs = 1 << 16
 
 // newPermitIDs returns n new permit ids, as shown (hex) and as stored (raw bytes).
 func newPermitIDs(n int64) (ids, raw []string) {
@@ -309,7 +313,7 @@ func (s *ExpirableSemaphore) LeaseTime(ctx context.Context, id string) (time.Dur
 	case ms == -1:
 		return 0, false, nil
 	}
-	return time.Duration(ms) * time.Millisecond, true, nil
+	return millis(ms), true, nil
 }
 
 // Delete removes the semaphore, its available permits and the permits held, and reports

@@ -3,6 +3,7 @@ package rlock
 import (
 	"context"
 	"encoding/hex"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -212,6 +213,13 @@ func TestExpirableSemaphoreErrors(t *testing.T) {
 	_, err = s.TrySetPermits(f.base, -1)
 	assert.ErrorIs(t, err, ErrInvalidPermits)
 	assert.ErrorIs(t, s.AddPermits(f.base, 0), ErrInvalidPermits)
+	assert.ErrorIs(t, s.AddPermits(f.base, math.MaxInt32+1), ErrInvalidPermits)
+	for _, n := range []int64{1<<16 + 1, math.MaxInt64} { // each permit has an id made here
+		_, err = s.Acquire(f.base, n, 0)
+		assert.ErrorIs(t, err, ErrInvalidPermits)
+		_, err = s.TryAcquire(f.base, n, 0, 0)
+		assert.ErrorIs(t, err, ErrInvalidPermits)
+	}
 	assert.ErrorIs(t, s.Release(f.base), ErrInvalidPermits, "no id")
 	const id = "00112233445566778899aabbccddeeff"
 	for _, bad := range []string{"", "xyz", "0011", id + "00"} {

@@ -216,7 +216,7 @@ func (g *group) setLease(ctx context.Context, acquired []int, lease time.Duratio
 		sent := time.Now()
 		ok, err := l.c.rc.Do(ctx, l.c.rc.B().Pexpire().Key(l.name).Milliseconds(max(lease.Milliseconds(), 1)).Build()).AsBool()
 		if err == nil && ok {
-			l.c.holds.leaseReset(l.name, l.c.field(o), sent, lease)
+			l.c.holds.leaseReset(l.name, l.fieldOf(o), sent, lease)
 		}
 		return err
 	})
@@ -228,11 +228,22 @@ func (g *group) unlock(ctx context.Context) []error {
 	return g.each(g.all(), func(i int) error { return g.members[i].unlock(ctx) })
 }
 
+// closedErr returns ErrClosed, naming the first member whose Client is closed, or nil. As
+// at the start of an acquire (Lock.check), a group with such a member is closed, a RedLock too.
+func (g *group) closedErr() error {
+	for i, l := range g.members {
+		if l.c.closed.Load() {
+			return g.memberErr(i, ErrClosed)
+		}
+	}
+	return nil
+}
+
 // safeUntils returns the safe-until times of the members that owner o holds.
 func (g *group) safeUntils(o Owner) []time.Time {
 	var safe []time.Time
 	for _, l := range g.members {
-		if t, ok := l.c.holds.safeUntilOf(l.name, l.c.field(o)); ok {
+		if t, ok := l.c.holds.safeUntilOf(l.name, l.fieldOf(o)); ok {
 			safe = append(safe, t)
 		}
 	}
@@ -246,13 +257,16 @@ func (g *group) held(ctx context.Context) (context.Context, context.CancelFunc, 
 	if !ok {
 		return nil, nil, ErrNoOwner
 	}
+	if err := g.closedErr(); err != nil {
+		return nil, nil, err
+	}
 	gctx, cancel := context.WithCancelCause(ctx)
 	var mu sync.Mutex
 	mu.Lock() // the AfterFuncs below wait for the count to be complete
 	alive := 0
 	var stops []func()
 	for i, l := range g.members {
-		mctx, stop, _, ok := l.c.holds.watch(l.name, l.c.field(o), ctx)
+		mctx, stop, _, ok := l.c.holds.watch(l.name, l.fieldOf(o), ctx)
 		if !ok {
 			continue
 		}

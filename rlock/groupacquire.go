@@ -54,7 +54,7 @@ func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, ErrNoPermission):
+		case errors.Is(err, ErrNoPermission), errors.Is(err, ErrClosed):
 			return err
 		case ctx.Err() != nil:
 			if last != nil && !errors.Is(last, ErrLocked) {
@@ -70,7 +70,7 @@ func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration
 func (g *group) heldBy(o Owner) []int {
 	var held []int
 	for i, l := range g.members {
-		if l.c.holds.has(l.name, l.c.field(o)) {
+		if l.c.holds.has(l.name, l.fieldOf(o)) {
 			held = append(held, i)
 		}
 	}
@@ -109,6 +109,9 @@ func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if cerr := g.closedErr(); cerr != nil {
+			return cerr
 		}
 		if wait <= 0 || !time.Now().Before(deadline) || errors.Is(err, ErrNoPermission) {
 			return err // a refusal by the ACL is not retried: it fails at once
@@ -308,7 +311,7 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 		if !l.c.goBackground(func() {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 			defer cancel()
-			a, err := l.tryWith(rctx, l.c.field(o), mlease, bounded(0), l.execAcquire)
+			a, err := l.tryWith(rctx, l.fieldOf(o), mlease, bounded(0), l.execAcquire)
 			l.c.obs.acquireDone(ctx, start, err)
 			if err == nil && !a.acquired {
 				err = ErrLocked

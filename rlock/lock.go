@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -101,8 +102,9 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	return int(n), l.fail("HoldCount", err)
 }
 
-// RemainTTL returns the lock's remaining lease as the server counts it (PTTL). It returns
-// ErrNotLocked when nobody holds the lock, and ErrNoExpiry when the lock's key has no TTL.
+// RemainTTL returns the lock's remaining lease as the server counts it (PTTL); a TTL beyond
+// the largest Duration (about 292 years) is that Duration. It returns ErrNotLocked when
+// nobody holds the lock, and ErrNoExpiry when the lock's key has no TTL.
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	if err := l.check(); err != nil {
 		return 0, l.fail("RemainTTL", err)
@@ -116,7 +118,16 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	case ms == -1:
 		return 0, l.fail("RemainTTL", ErrNoExpiry)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	return millis(ms), nil
+}
+
+// millis converts ms, a count of milliseconds from Redis, to a Duration, saturating at the
+// largest Duration (about 292 years) rather than overflowing.
+func millis(ms int64) time.Duration {
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // Held returns a context for work done under the lock, and the function that stops
@@ -180,8 +191,14 @@ func (l *Lock) ownerField(ctx context.Context) (string, error) {
 	if !ok {
 		return "", ErrNoOwner
 	}
+	return l.fieldOf(o), nil
+}
+
+// fieldOf is owner o's holder field on l: the client's field, with the writer suffix on a
+// write lock.
+func (l *Lock) fieldOf(o Owner) string {
 	if l.kind == writeLock {
-		return l.c.field(o) + writerSuffix, nil
+		return l.c.field(o) + writerSuffix
 	}
-	return l.c.field(o), nil
+	return l.c.field(o)
 }

@@ -3,6 +3,7 @@ package rlock
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -295,4 +296,18 @@ func TestUnlockLatchesAreDeleted(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(latches()) == 0 }, 2*time.Second, 10*time.Millisecond,
 		"latches are deleted in the background, long before their 20 s TTL")
+}
+
+// A lease near the largest Duration, extended by a write lock's re-entry past it, is read
+// back by RemainTTL as the largest Duration, not as an overflowed negative one.
+func TestRemainTTLHugeLease(t *testing.T) {
+	f := newFixture(t, Options{})
+	w := f.c.NewReadWriteLock(f.name).WriteLock()
+	require.NoError(t, w.TryLock(f.ctx, 0, math.MaxInt64))
+	require.NoError(t, w.TryLock(f.ctx, 0, math.MaxInt64), "re-entry adds its lease to the TTL")
+	d, err := w.RemainTTL(f.base)
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(math.MaxInt64), d)
+	require.NoError(t, w.Unlock(f.ctx))
+	require.NoError(t, w.Unlock(f.ctx))
 }

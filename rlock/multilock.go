@@ -303,6 +303,9 @@ func (g *group) validityFor(ctx context.Context) (time.Duration, error) {
 	if !ok {
 		return 0, ErrNoOwner
 	}
+	if err := g.closedErr(); err != nil {
+		return 0, err
+	}
 	safe := g.safeUntils(o)
 	if len(safe) < g.need {
 		return 0, ErrNotHeld

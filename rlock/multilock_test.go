@@ -509,3 +509,98 @@ func TestGroupScenarios(t *testing.T) {
 		require.NoError(t, locks[1].Unlock(b))
 	})
 }
+
+// A group of write locks (and of read locks) holds each member with the member's own holder
+// field: the group is held, its Validity and Held work, and Unlock releases every member.
+func TestGroupOfReadWriteHalves(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, kind := range []string{"write", "read"} {
+		t.Run(kind, func(t *testing.T) {
+			half := func(name string) *Lock {
+				rw := f.c.NewReadWriteLock(f.name + ":" + kind + ":" + name)
+				if kind == "write" {
+					return rw.WriteLock()
+				}
+				return rw.ReadLock()
+			}
+			a, b := half("a"), half("b")
+			m, err := NewMultiLock(a, b)
+			require.NoError(t, err)
+			owner := NewOwner(f.base)
+			require.NoError(t, m.TryLock(owner, time.Second, 0))
+			for _, l := range []*Lock{a, b} {
+				held, err := l.IsHeld(owner)
+				require.NoError(t, err)
+				assert.True(t, held, "%s held by the group's owner", l.Name())
+			}
+			held, err := m.IsHeld(owner)
+			require.NoError(t, err)
+			assert.True(t, held)
+			_, err = m.Validity(owner)
+			require.NoError(t, err)
+			require.NoError(t, m.Unlock(owner))
+			for _, l := range []*Lock{a, b} {
+				assert.False(t, redistest.Exists(t, f.rc, l.Name()), "%s released", l.Name())
+				assert.False(t, renewing(f.c, l.Name(), l.fieldOf(mustOwner(t, owner))), "%s no longer renewed", l.Name())
+			}
+		})
+	}
+}
+
+// Closing a member's Client ends a group's wait with ErrClosed, as Client.Close does for the
+// acquires it wakes, and as a group with such a member fails from the start; Held and
+// Validity then report ErrClosed too.
+func TestGroupMemberClientClosed(t *testing.T) {
+	srv := redistest.Shared(t)
+	base := redistest.Context(t, testTimeout)
+	name := redistest.Name(t)
+	c1, _ := newClient(t, srv, Options{})
+	c2, rc := newClient(t, srv, Options{})
+	other, _ := newClient(t, srv, Options{})
+	holder := NewOwner(base)
+	require.NoError(t, other.NewLock(name+":b").Lock(holder))
+	m, err := NewMultiLock(c1.NewLock(name+":a"), c2.NewLock(name+":b"))
+	require.NoError(t, err)
+	owner := NewOwner(base)
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(owner) }()
+	require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, rc, "redisson_lock__channel:{"+name+":b}") > 0
+	}), "the group waits for b")
+	c2.Close()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the group still waits 10 s after a member's Client was closed")
+	}
+	assert.False(t, redistest.Exists(t, rc, name+":a"), "the member acquired while waiting was given back")
+	_, _, err = m.Held(owner)
+	assert.ErrorIs(t, err, ErrClosed)
+	_, err = m.Validity(owner)
+	assert.ErrorIs(t, err, ErrClosed)
+
+	// The same for a RedLock waiting for a majority.
+	cs := []*Client{c1, nil, nil}
+	cs[1], _ = newClient(t, srv, Options{})
+	cs[2], rc = newClient(t, srv, Options{})
+	require.NoError(t, other.NewLock(name+":r1").Lock(holder))
+	require.NoError(t, other.NewLock(name+":r2").Lock(holder))
+	r, err := NewRedLock(cs[0].NewLock(name+":r0"), cs[1].NewLock(name+":r1"), cs[2].NewLock(name+":r2"))
+	require.NoError(t, err)
+	go func() {
+		_, err := r.Lock(owner)
+		done <- err
+	}()
+	require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		return redistest.NumSub(t, rc, "redisson_lock__channel:{"+name+":r1}")+redistest.NumSub(t, rc, "redisson_lock__channel:{"+name+":r2}") > 0
+	}), "the RedLock waits for r1 or r2")
+	cs[2].Close()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the RedLock still waits 10 s after a member's Client was closed")
+	}
+	assert.False(t, redistest.Exists(t, rc, name+":r0"), "the member acquired while waiting was given back")
+}

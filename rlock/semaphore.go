@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -138,11 +139,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 // AddPermits adds n permits, or removes -n for a negative n (the count may go below zero,
 // as Java's), and publishes the new count. It returns ErrInvalidPermits for n = 0.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
-	err := s.c.checkName(s.name)
-	if err == nil && n == 0 {
-		err = fmt.Errorf("%w: %d", ErrInvalidPermits, n)
-	}
-	if err != nil {
+	if err := s.c.checkAddPermits(s.name, n); err != nil {
 		return s.fail("AddPermits", err)
 	}
 	return s.fail("AddPermits", s.publishing(ctx, lua.SemaphoreAddPermits, n).Error())
@@ -181,12 +178,29 @@ func (s *Semaphore) publishing(ctx context.Context, script lua.Script, n int64) 
 // checkPermits checks the handle, and that n is at least least.
 func (s *Semaphore) checkPermits(n, least int64) error { return s.c.checkPermits(s.name, n, least) }
 
-// checkPermits checks the name of a semaphore, and that n is at least least.
+// checkPermits checks the name of a semaphore, and that n is at least least and fits in
+// Java's int (permitsInRange).
 func (c *Client) checkPermits(name string, n, least int64) error {
 	if err := c.checkName(name); err != nil {
 		return err
 	}
-	if n < least {
+	if n < least || !permitsInRange(n) {
+		return fmt.Errorf("%w: %d", ErrInvalidPermits, n)
+	}
+	return nil
+}
+
+// permitsInRange reports whether n permits fit in Java's int, as Redisson's semaphores take
+// them: a count a Java client sharing the semaphore can read, and far below where Redis's
+// Lua numbers (doubles) would turn the stored count into a float.
+func permitsInRange(n int64) bool { return n >= math.MinInt32 && n <= math.MaxInt32 }
+
+// checkAddPermits checks the name of a semaphore, and that n is a non-zero count in range.
+func (c *Client) checkAddPermits(name string, n int64) error {
+	if err := c.checkName(name); err != nil {
+		return err
+	}
+	if n == 0 || !permitsInRange(n) {
 		return fmt.Errorf("%w: %d", ErrInvalidPermits, n)
 	}
 	return nil

@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -125,6 +126,25 @@ func TestSemaphoreErrors(t *testing.T) {
 	_, err := s.TrySetPermits(f.base, -1)
 	assert.ErrorIs(t, err, ErrInvalidPermits)
 	assert.ErrorIs(t, s.AddPermits(f.base, 0), ErrInvalidPermits)
+	// Beyond Java's int: refused before anything is written (Lua's doubles would have stored
+	// a float that no later call could read).
+	for _, n := range []int64{math.MaxInt32 + 1, math.MaxInt64} {
+		assert.ErrorIs(t, s.Acquire(f.base, n), ErrInvalidPermits)
+		assert.ErrorIs(t, s.Release(f.base, n), ErrInvalidPermits)
+		assert.ErrorIs(t, s.AddPermits(f.base, n), ErrInvalidPermits)
+		assert.ErrorIs(t, s.AddPermits(f.base, -n-1), ErrInvalidPermits)
+		_, err = s.TrySetPermits(f.base, n)
+		assert.ErrorIs(t, err, ErrInvalidPermits)
+	}
+	assert.False(t, redistest.Exists(t, f.rc, f.name), "nothing written")
+	require.NoError(t, s.AddPermits(f.base, math.MaxInt32))
+	n, err := s.AvailablePermits(f.base)
+	require.NoError(t, err)
+	assert.Equal(t, int64(math.MaxInt32), n)
+	require.NoError(t, s.AddPermits(f.base, math.MinInt32))
+	n, err = s.AvailablePermits(f.base)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), n)
 	_, err = s.TryAcquire(f.base, 1, -time.Second)
 	assert.ErrorIs(t, err, ErrInvalidWait)
 	assert.ErrorIs(t, f.c.NewSemaphore("").Release(f.base, 1), ErrEmptyName)

@@ -18,7 +18,8 @@ const (
 
 // SpinBackoff is how the waiters of a spin lock pause between attempts, Redisson's
 // ExponentialBackOff: the first pause is Initial; each next one is the last one times
-// Multiplier, plus a random jitter of 0 to n-1 ms after the n-th pause, and at most Max. Zero
+// Multiplier, plus a random jitter of 0 to n-1 ms after the n-th pause; every pause, the first
+// too, is at most Max. Zero
 // fields take the defaults (1 ms, 128 ms, 2), so SpinBackoff{} is Redisson's default policy.
 // Multiplier 1 gives nearly constant pauses (Redisson's ConstantBackOff has none of the
 // jitter). Negative fields are refused with ErrInvalidOptions.
@@ -59,15 +60,21 @@ type spinPauses struct {
 
 func (b SpinBackoff) pauses() *spinPauses { return &spinPauses{b: b, next: b.Initial} }
 
-// pause returns the next pause.
+// pause returns the next pause, never more than Max (the first one included), and never
+// overflowing however large Multiplier is.
 func (p *spinPauses) pause() time.Duration {
-	if p.next == p.b.Max {
-		return p.next
+	d := min(p.next, p.b.Max)
+	if d == p.b.Max {
+		p.next = d
+		return d
 	}
-	d := p.next
 	p.fails++
 	jitter := time.Duration(rand.IntN(p.fails)) * time.Millisecond
-	p.next = min(p.b.Max, p.next*time.Duration(p.b.Multiplier)+jitter)
+	if p.next > p.b.Max/time.Duration(p.b.Multiplier) { // next*Multiplier > Max, and may overflow
+		p.next = p.b.Max
+	} else {
+		p.next = min(p.b.Max, p.next*time.Duration(p.b.Multiplier)+jitter)
+	}
 	return d
 }
 

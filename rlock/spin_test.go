@@ -32,6 +32,21 @@ func TestSpinBackoffPauses(t *testing.T) {
 		}
 		require.Equal(t, b.Max, prev, "capped at Max")
 	}
+	// Extreme settings: a huge Multiplier never overflows into short pauses, and an Initial
+	// above Max is capped from the first pause.
+	for _, extreme := range []SpinBackoff{
+		{Initial: time.Millisecond, Max: time.Second, Multiplier: 1 << 62},
+		{Initial: 100 * time.Millisecond, Max: 50 * time.Millisecond},
+	} {
+		b, err := extreme.withDefaults()
+		require.NoError(t, err)
+		p := b.pauses()
+		first := p.pause()
+		assert.Equal(t, min(b.Initial, b.Max), first, "%+v: first pause", extreme)
+		for n := 1; n < 10; n++ {
+			assert.Equal(t, b.Max, p.pause(), "%+v: pause %d", extreme, n+1)
+		}
+	}
 	for _, bad := range []SpinBackoff{{Initial: -1}, {Max: -1}, {Multiplier: -1}} {
 		_, err := bad.withDefaults()
 		assert.ErrorIs(t, err, ErrInvalidOptions)
