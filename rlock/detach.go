@@ -85,3 +85,33 @@ func (c *detached) stop() {
 		c.timer.Stop()
 	}
 }
+
+// detachedAcquire runs run, a request that may take something (permits), on the caller's
+// goroutine. With a ctx that can end, run gets detach(ctx, ReleaseTimeout) instead, so that
+// its reply is never lost to ctx ending; when ctx ended before the reply arrived, it
+// returns ctx.Err(), and if took reports that the request took something, undo gives it back
+// in the background (at once when the Client is closed), bounded by ReleaseTimeout.
+func detachedAcquire[T any](c *Client, ctx context.Context, run func(context.Context) (T, error),
+	took func(T, error) bool, undo func(context.Context, T)) (T, error) {
+	if ctx.Done() == nil {
+		return run(ctx)
+	}
+	rctx, cancel := detach(ctx, c.opts.ReleaseTimeout)
+	defer cancel()
+	v, err := run(rctx)
+	if ctx.Err() == nil {
+		return v, err
+	}
+	if took(v, err) {
+		giveBack := func() {
+			bctx, cancel := detach(ctx, c.opts.ReleaseTimeout)
+			defer cancel()
+			undo(bctx, v)
+		}
+		if !c.goBackground(giveBack) {
+			giveBack()
+		}
+	}
+	var zero T
+	return zero, ctx.Err()
+}

@@ -128,49 +128,66 @@ func (s *ExpirableSemaphore) acquire(ctx context.Context, n int64, lease time.Du
 // future by the caller's clock; the floor only keeps a clock step back from busy looping.
 const minExpiryWait = 10 * time.Millisecond
 
-// try runs the acquire script once with n new ids. When the permits are not available the
+// try runs the acquire script once with n new ids, on a context detached from ctx's
+// cancellation (detachedAcquire): permits taken by a request whose caller gave up meanwhile
+// are given back. When the permits are not available the
 // attempt carries the time until the earliest held permit expires, if one does, so that
 // the waiting core wakes then. With replica sync, permits that no replica confirmed are
 // given back and taken again (with new ids) after a pause, replicaSyncTries tries in all.
 func (s *ExpirableSemaphore) try(ctx context.Context, n int64, lease time.Duration) ([]string, attempt, error) {
-	type result struct {
-		ids []string
-		a   attempt
-	}
-	r, err := retryUnconfirmed(ctx, func() (result, error) {
-		ids, raw := newPermitIDs(n)
-		now := time.Now().UnixMilli()
-		score := lua.NeverExpires
-		if lease > 0 {
-			score = strconv.FormatInt(now+max(lease.Milliseconds(), 1), 10)
-		}
-		res, unconfirmed := s.c.syncedExec(ctx, lua.PermitsAcquire, s.keys(),
-			append([]string{strconv.FormatInt(now, 10), s.publish(), strconv.FormatInt(n, 10), score}, raw...))
-		reply, err := res.ToString()
-		switch {
-		case rueidis.IsRedisNil(err):
-			return result{}, nil
-		case uncertain(err):
-			s.forget(ctx, raw)
-			return result{}, err
-		case err != nil:
-			return result{}, err
-		case reply == "OK" && unconfirmed != nil:
-			if _, err := s.release(ctx, raw); err != nil {
-				return result{}, err
-			}
-			return result{}, errUnconfirmed // given back
-		case reply == "OK":
-			return result{ids: ids, a: attempt{acquired: true}}, nil
-		}
-		expiry, err := strconv.ParseFloat(strings.TrimPrefix(reply, ":"), 64)
-		if err != nil {
-			return result{}, fmt.Errorf("rlock: unexpected acquire reply %q", reply)
-		}
-		ttl := max(millis(int64(expiry)-time.Now().UnixMilli()), minExpiryWait)
-		return result{a: attempt{expires: true, ttl: ttl}}, nil
+	r, err := retryUnconfirmed(ctx, func() (permitAttempt, error) {
+		return detachedAcquire(s.c, ctx, func(rctx context.Context) (permitAttempt, error) {
+			return s.tryOnce(rctx, n, lease)
+		}, func(r permitAttempt, err error) bool { return err == nil && r.a.acquired }, func(bctx context.Context, r permitAttempt) {
+			_, err := s.release(bctx, r.raw)
+			s.c.obs.log.Debug("rlock: gave back permits taken after their caller gave up", "semaphore", s.name, "error", err)
+		})
 	})
 	return r.ids, r.a, err
+}
+
+// permitAttempt is the outcome of one run of the acquire script: the ids taken (shown and
+// raw) when acquired.
+type permitAttempt struct {
+	ids, raw []string
+	a        attempt
+}
+
+// tryOnce is one run of the acquire script for try, with n new ids. A request whose reply
+// was lost (uncertain), or that ctx's deadline cut (ctx is detached from the caller's: only
+// ReleaseTimeout ends it), may have taken the permits, which forget gives back.
+func (s *ExpirableSemaphore) tryOnce(ctx context.Context, n int64, lease time.Duration) (permitAttempt, error) {
+	ids, raw := newPermitIDs(n)
+	now := time.Now().UnixMilli()
+	score := lua.NeverExpires
+	if lease > 0 {
+		score = strconv.FormatInt(now+max(lease.Milliseconds(), 1), 10)
+	}
+	res, unconfirmed := s.c.syncedExec(ctx, lua.PermitsAcquire, s.keys(),
+		append([]string{strconv.FormatInt(now, 10), s.publish(), strconv.FormatInt(n, 10), score}, raw...))
+	reply, err := res.ToString()
+	switch {
+	case rueidis.IsRedisNil(err):
+		return permitAttempt{}, nil
+	case uncertain(err), err != nil && ctx.Err() != nil:
+		s.forget(ctx, raw)
+		return permitAttempt{}, err
+	case err != nil:
+		return permitAttempt{}, err
+	case reply == "OK" && unconfirmed != nil:
+		if _, err := s.release(ctx, raw); err != nil {
+			return permitAttempt{}, err
+		}
+		return permitAttempt{}, errUnconfirmed // given back
+	case reply == "OK":
+		return permitAttempt{ids: ids, raw: raw, a: attempt{acquired: true}}, nil
+	}
+	expiry, err := strconv.ParseFloat(strings.TrimPrefix(reply, ":"), 64)
+	if err != nil {
+		return permitAttempt{}, fmt.Errorf("rlock: unexpected acquire reply %q", reply)
+	}
+	ttl := max(millis(int64(expiry)-time.Now().UnixMilli()), minExpiryWait)
+	return permitAttempt{a: attempt{expires: true, ttl: ttl}}, nil
 }
 
 // forget gives back the permits raw, which an acquire whose reply was lost (uncertain) may

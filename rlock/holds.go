@@ -22,7 +22,7 @@ func safeUntil(sent time.Time, lease time.Duration) time.Time {
 
 // holds is a Client's table of holds: every (lock name, holder field) that an owner of this
 // client holds. It is the one place that knows a hold's count, lease kind, safe-until time,
-// start, long-hold warning and Held contexts, and end is the one path by which a hold ends,
+// start, long-hold warning and Held contexts, and finish is the one path by which a hold ends,
 // whatever the cause. Lock types record their acquisitions and releases here; the watchdog
 // wheel renews what this table gives it and reports back.
 type holds struct {
@@ -167,13 +167,13 @@ func (hs *holds) gone(name, field string, id uint64) {
 // release request is sent: the final one stops the hold's renewal first, so that a released
 // lock is never renewed again. It reports whether the hold is renewed by the watchdog (a
 // partial release then resets the watchdog lease), and whether this was the hold's last
-// acquisition (false when the table has no such hold).
-func (hs *holds) unlocking(name, field string) (watchdog, last bool) {
+// acquisition (false when the table has no such hold), and the hold's id, for unlocked.
+func (hs *holds) unlocking(name, field string) (watchdog, last bool, id uint64) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h := hs.get(name, field)
 	if h == nil {
-		return false, false
+		return false, false, 0
 	}
 	h.count--
 	watchdog = h.watchdog
@@ -181,7 +181,23 @@ func (hs *holds) unlocking(name, field string) (watchdog, last bool) {
 		h.watchdog = false
 		hs.wheel.Remove(name, field)
 	}
-	return watchdog, h.count <= 0
+	return watchdog, h.count <= 0, h.id
+}
+
+// unlocked ends hold id of field on name with cause once a release found the hold over (the
+// last acquisition released, or the field gone), unless an acquisition by the same owner
+// was recorded after unlocking counted the release: that one re-created the hold (its
+// script ran after the release's), which then goes on, renewed as it asked.
+func (hs *holds) unlocked(name, field string, id uint64, cause error) {
+	hs.mu.Lock()
+	h := hs.get(name, field)
+	if h == nil || h.id != id || h.count > 0 {
+		hs.mu.Unlock()
+		return
+	}
+	hs.removeLocked(h)
+	hs.mu.Unlock()
+	hs.finish(h, cause)
 }
 
 // leaseReset records a partial release, sent at sent, that set the key's TTL to lease.
@@ -190,21 +206,6 @@ func (hs *holds) leaseReset(name, field string, sent time.Time, lease time.Durat
 	defer hs.mu.Unlock()
 	if h := hs.get(name, field); h != nil {
 		hs.setSafeUntilLocked(h, safeUntil(sent, lease))
-	}
-}
-
-// end ends the hold of field on name, if this client has one, with cause: ErrReleased or a
-// cause made by lost. It is the one path by which a hold ends: it stops the hold's renewal
-// and timers, cancels its Held contexts with cause and records it.
-func (hs *holds) end(name, field string, cause error) {
-	hs.mu.Lock()
-	h := hs.get(name, field)
-	if h != nil {
-		hs.removeLocked(h)
-	}
-	hs.mu.Unlock()
-	if h != nil {
-		hs.finish(h, cause)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,4 +311,30 @@ func TestRemainTTLHugeLease(t *testing.T) {
 	assert.Equal(t, time.Duration(math.MaxInt64), d)
 	require.NoError(t, w.Unlock(f.ctx))
 	require.NoError(t, w.Unlock(f.ctx))
+}
+
+// The same owner's Unlock and Lock at once, from two goroutines: whichever script runs first,
+// the owner holds the lock once afterwards, the table of holds still has the hold, and the
+// watchdog renews it. (An Unlock whose release ran before the Lock's acquire once ended the
+// hold that acquire had re-created, and the lock expired under its owner.)
+func TestSameOwnerUnlockLockRace(t *testing.T) {
+	f := newFixture(t, Options{})
+	field := f.c.field(mustOwner(t, f.ctx))
+	for i := range 200 {
+		require.NoError(t, f.l.Lock(f.ctx))
+		var wg sync.WaitGroup
+		var uerr, lerr error
+		wg.Add(2)
+		go func() { defer wg.Done(); uerr = f.l.Unlock(f.ctx) }()
+		go func() { defer wg.Done(); lerr = f.l.Lock(f.ctx) }()
+		wg.Wait()
+		require.NoError(t, uerr, "round %d", i)
+		require.NoError(t, lerr, "round %d", i)
+		n, err := f.l.HoldCount(f.ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "round %d: held once", i)
+		require.True(t, f.c.holds.has(f.name, field), "round %d: the table keeps the hold", i)
+		require.True(t, renewing(f.c, f.name, field), "round %d: the watchdog renews it", i)
+		require.NoError(t, f.l.Unlock(f.ctx))
+	}
 }

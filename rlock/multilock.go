@@ -220,8 +220,8 @@ func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (valid
 // returned.
 var errValidityRanOut = errors.New("validity ran out before the majority was held")
 
-// acquired finishes an acquire: the validity, and a hold whose validity already ran out
-// given back.
+// acquired finishes an acquire: the validity, and a hold whose validity already ran out, or
+// one of whose members' Clients closed meanwhile, given back.
 func (r *RedLock) acquired(ctx context.Context, op string, err error) (time.Duration, error) {
 	if err != nil {
 		return 0, r.fail(op, err)
@@ -231,6 +231,9 @@ func (r *RedLock) acquired(ctx context.Context, op string, err error) (time.Dura
 		return v, nil
 	}
 	r.g.unlock(ctx)
+	if errors.Is(err, ErrClosed) { // a member's Client closed as the acquire returned
+		return 0, r.fail(op, err)
+	}
 	return 0, r.fail(op, joinLine(ErrNoQuorum, errValidityRanOut))
 }
 

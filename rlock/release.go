@@ -51,7 +51,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 	}
 	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
-	watchdog, last := l.c.holds.unlocking(l.name, field)
+	watchdog, last, id := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
 	r, err := l.release(ctx, field, watchdog, last, true)
 	if errors.Is(err, errUnconfirmed) {
@@ -65,9 +65,9 @@ func (l *Lock) unlock(ctx context.Context) error {
 	case r == released, r == partial && last && l.kind == readLock:
 		// A read release replies 0 while other readers hold the lock, the owner's last
 		// read included: the table's count tells.
-		l.c.holds.end(l.name, field, ErrReleased)
+		l.c.holds.unlocked(l.name, field, id, ErrReleased)
 	case r == notHeld:
-		l.c.holds.end(l.name, field, lost(ErrRemoved))
+		l.c.holds.unlocked(l.name, field, id, lost(ErrRemoved))
 		if !l.readWrite() && l.c.holds.heldByOther(l.name, field) { // a read-write lock's other fields are no misuse
 			l.c.obs.log.Warn("rlock: Unlock by an owner that does not hold the lock, while another owner of this client does",
 				"lock", l.name, "owner", field)

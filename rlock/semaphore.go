@@ -94,21 +94,27 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait waitBound) error 
 	})
 }
 
-// try runs the acquire script once. With replica sync, permits taken that no replica
-// confirmed are given back and taken again after a pause, replicaSyncTries tries in all;
-// ErrNotReplicated when none was confirmed.
+// try runs the acquire script once, on a context detached from ctx's cancellation
+// (detachedAcquire): permits taken by a request whose caller gave up meanwhile are given back.
+// With replica sync, permits taken that no replica confirmed are given back and taken again
+// after a pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed.
 func (s *Semaphore) try(ctx context.Context, n int64) (bool, error) {
 	args := []string{strconv.FormatInt(n, 10)}
 	return retryUnconfirmed(ctx, func() (bool, error) {
-		res, unconfirmed := s.exec(ctx, lua.SemaphoreTryAcquire, []string{s.name}, args)
-		ok, err := res.AsBool()
-		if err != nil || !ok || unconfirmed == nil {
-			return ok, err
-		}
-		if err := s.publishing(ctx, lua.SemaphoreRelease, n).Error(); err != nil {
-			return false, err
-		}
-		return false, errUnconfirmed // given back
+		return detachedAcquire(s.c, ctx, func(rctx context.Context) (bool, error) {
+			res, unconfirmed := s.exec(rctx, lua.SemaphoreTryAcquire, []string{s.name}, args)
+			ok, err := res.AsBool()
+			if err != nil || !ok || unconfirmed == nil {
+				return ok, err
+			}
+			if err := s.publishing(rctx, lua.SemaphoreRelease, n).Error(); err != nil {
+				return false, err
+			}
+			return false, errUnconfirmed // given back
+		}, func(ok bool, err error) bool { return ok && err == nil }, func(bctx context.Context, _ bool) {
+			err := s.publishing(bctx, lua.SemaphoreRelease, n).Error()
+			s.c.obs.log.Debug("rlock: gave back permits taken after their caller gave up", "semaphore", s.name, "permits", n, "error", err)
+		})
 	})
 }
 

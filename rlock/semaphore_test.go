@@ -3,14 +3,17 @@ package rlock
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/internal/faultproxy"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
@@ -155,4 +158,65 @@ func TestSemaphoreErrors(t *testing.T) {
 	f.c.Close()
 	_, err = s.AvailablePermits(f.base)
 	assert.ErrorIs(t, err, ErrClosed)
+}
+
+// Acquires whose ctx is cancelled at random moments, mid-request included (a proxy delays
+// each direction by 2 ms), take nothing: permits a request took after its caller gave up
+// are given back, so once the give-backs are done every permit is available again (and no
+// expirable-semaphore id is left held).
+func TestSemaphoreCancelledAcquireTakesNothing(t *testing.T) {
+	srv := redistest.Shared(t)
+	p, err := faultproxy.Start(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{p.Addr}})
+	require.NoError(t, err)
+	t.Cleanup(rc.Close)
+	c, err := New(context.Background(), rc, Options{})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	base := redistest.Context(t, testTimeout)
+	name := redistest.Name(t)
+	const permits = 1000
+	s, x := c.NewSemaphore(name+":sem"), c.NewExpirableSemaphore(name+":xsem")
+	_, err = s.TrySetPermits(base, permits)
+	require.NoError(t, err)
+	_, err = x.TrySetPermits(base, permits)
+	require.NoError(t, err)
+	p.SetDelay(2*time.Millisecond, nil)
+	cancelled := 0
+	for i := range 200 {
+		// Without a deadline: rueidis then abandons a request when its ctx ends (with one, it
+		// waits for the reply).
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(rand.IntN(6000))*time.Microsecond, cancel)
+		if i%2 == 0 {
+			ok, err := s.TryAcquire(ctx, 1, 0)
+			if err == nil && ok {
+				require.NoError(t, s.Release(base, 1))
+			} else if err != nil {
+				require.ErrorIs(t, err, context.Canceled)
+				cancelled++
+			}
+		} else {
+			ids, err := x.TryAcquire(ctx, 1, 0, 0)
+			if err == nil && ids != nil {
+				require.NoError(t, x.Release(base, ids...))
+			} else if err != nil {
+				require.ErrorIs(t, err, context.Canceled)
+				cancelled++
+			}
+		}
+		cancel()
+	}
+	t.Logf("%d of 200 acquires cancelled", cancelled)
+	require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+		n, err := s.AvailablePermits(base)
+		require.NoError(t, err)
+		m, err := x.AvailablePermits(base)
+		require.NoError(t, err)
+		held, err := x.AcquiredPermits(base)
+		require.NoError(t, err)
+		return n == permits && m == permits && held == 0
+	}), "every permit available again")
 }
