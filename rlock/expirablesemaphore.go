@@ -191,11 +191,12 @@ func (s *ExpirableSemaphore) tryOnce(ctx context.Context, n int64, lease time.Du
 }
 
 // forget gives back the permits raw, which an acquire whose reply was lost (uncertain) may
-// have taken, bounded by ReleaseTimeout. When that fails too, permits the request took
+// have taken, after lostRequestGrace and bounded by ReleaseTimeout. When that fails too, permits the request took
 // come back when their lease ends (never, for permits taken without a lease).
 func (s *ExpirableSemaphore) forget(ctx context.Context, raw []string) {
 	rctx, cancel := detach(ctx, s.c.opts.ReleaseTimeout)
 	defer cancel()
+	afterLostRequest(rctx)
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
 	for {
 		_, err := s.release(rctx, raw)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"time"
 )
 
 // connectionError reports whether err is a failure of the connection to Redis rather than
@@ -33,17 +34,35 @@ func uncertain(err error) bool {
 	return !errors.As(err, &op) || op.Op != "dial"
 }
 
+// lostRequestGrace is how long after its reply was lost a request may still reach Redis
+// and run (a proxy between the client and Redis may hold it) before what it may have taken
+// is given back: the give-back waits that long first. A request that runs later still leaves
+// what it took, which ends with its lease (never renewed), or, for an expirable semaphore's
+// permits taken without a lease, stays until released by hand.
+const lostRequestGrace = 100 * time.Millisecond
+
+// afterLostRequest waits lostRequestGrace, or less when ctx ends first.
+func afterLostRequest(ctx context.Context) {
+	t := time.NewTimer(lostRequestGrace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // forget releases a hold that an acquire of l by field whose reply was lost (uncertain)
-// may have taken, bounded by ReleaseTimeout, unless field holds l through this client:
-// then the lost request was a re-entry, whose count the registry cannot tell, and the hold
-// stays the registry's. When the release fails too, a hold the request took ends with its
-// lease, never renewed.
+// may have taken, after lostRequestGrace and bounded by ReleaseTimeout, unless field holds
+// l through this client: then the lost request was a re-entry, whose count the registry
+// cannot tell, and the hold stays the registry's. When the release fails too, a hold the
+// request took ends with its lease, never renewed.
 func (l *Lock) forget(ctx context.Context, field string) {
 	if l.c.holds.has(l.name, field) {
 		return
 	}
 	rctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
+	afterLostRequest(rctx)
 	_, err := l.release(rctx, field, false, true, false)
 	l.c.obs.log.Debug("rlock: released a hold an acquire may have taken before its reply was lost", "lock", l.name, "holder", field, "error", err)
 }

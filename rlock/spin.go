@@ -78,6 +78,17 @@ func (p *spinPauses) pause() time.Duration {
 	return d
 }
 
+// rideOutPause is lost's pause before a spin waiter's next try, bounded by the wait; false
+// when ctx or the wait ended first.
+func (c *Client) rideOutPause(ctx context.Context, wait waitBound, deadline time.Time, lost *lostConnection) bool {
+	if wait.limited {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	return lost.wait(ctx)
+}
+
 // NewSpinLock returns the handle of the spin lock called name, as Java's getSpinLock(name)
 // or, with a backoff other than SpinBackoff{}, getSpinLock(name, backOff): the lock of
 // NewLock, on the same hash, reentrant, with the same watchdog, Held contexts and errors,
@@ -109,13 +120,22 @@ type spinLock struct {
 // spinFor is the waiting core of the spin lock, Redisson's spin loop: try; while the lock
 // is held, pause as b says and try again, until try acquires or fails, the wait bound has
 // passed after a try (ErrLocked), ctx ends, or the Client closes (ErrClosed). It never
-// subscribes. try must record an acquisition before it returns.
+// subscribes. try must record an acquisition before it returns. Like waitFor, it returns
+// the first try's error at once and rides out a lost connection after that
+// (lostConnection).
 func (c *Client) spinFor(ctx context.Context, wait waitBound, b SpinBackoff, try func() (attempt, error)) error {
 	deadline := time.Now().Add(wait.d)
 	var pauses *spinPauses
 	var timer *time.Timer
+	var lost lostConnection
 	for {
 		a, err := try()
+		if pauses != nil && lost.rideOut(err) { // a waiter rides out a lost connection, as in waitFor
+			if !c.rideOutPause(ctx, wait, deadline, &lost) {
+				return waitError(ctx, err)
+			}
+			continue
+		}
 		if err != nil || a.acquired {
 			return err
 		}

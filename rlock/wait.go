@@ -73,7 +73,7 @@ func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, clas
 	for {
 		a, err := try()
 		if lost.rideOut(err) {
-			if !lost.pause.Wait(sctx) {
+			if !lost.wait(sctx) {
 				return waitError(ctx, err)
 			}
 			continue
@@ -119,7 +119,7 @@ type lostConnection struct {
 }
 
 // rideOut reports whether a waiter's try that returned err is to be made again after
-// l.pause: err is a connection error (connectionError), and the tries have been failing
+// l.wait: err is a connection error (connectionError), and the tries have been failing
 // for less than reconnectWait. A reconnect, a restart or a failover wakes the waiters when
 // their subscription is confirmed again, and their next try may still meet a connection or
 // a node that is going away; the try has already undone what its lost request may have
@@ -135,6 +135,10 @@ func (l *lostConnection) rideOut(err error) bool {
 	}
 	return time.Since(l.since) < reconnectWait
 }
+
+// wait sleeps for the pause before the next try, and reports false, early, when ctx ends
+// first.
+func (l *lostConnection) wait(ctx context.Context) bool { return l.pause.Wait(ctx) }
 
 // waitError maps an error of the waiting phase to what an acquire returns.
 func waitError(ctx context.Context, err error) error {

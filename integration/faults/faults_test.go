@@ -317,6 +317,34 @@ func TestF7LostReply(t *testing.T) {
 		assert.False(t, redistest.Exists(t, direct, name), "free after one release")
 	})
 
+	t.Run("spin acquire while waiting", func(t *testing.T) {
+		name := redistest.Name(t)
+		holder := rlocktest.NewClient(t, direct, rlock.Options{})
+		hctx := ownerCtx(t, 30*time.Second)
+		require.NoError(t, holder.NewLock(name).Lock(hctx))
+		l := c.NewSpinLock(name, rlock.SpinBackoff{})
+		done := make(chan error, 1)
+		go func() { done <- l.Lock(ctx) }()
+		runs := redistest.Calls(t, direct, "pttl") // a failed attempt reads the holder's TTL
+		require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+			return redistest.Calls(t, direct, "pttl") > runs
+		}), "the spin waiter tried")
+		p.CutAfterRequest(lua.Acquire.SHA1())
+		require.True(t, redistest.Poll(10*time.Second, time.Millisecond, func() bool {
+			return redistest.Calls(t, direct, "pttl") > runs+3
+		}), "the spin waiter goes on trying after the cut")
+		require.NoError(t, holder.NewLock(name).Unlock(hctx))
+		select {
+		case err := <-done:
+			require.NoError(t, err, "the spin waiter rides out its lost reply")
+		case <-time.After(20 * time.Second):
+			t.Fatal("the spin waiter still waits 20 s after the release")
+		}
+		assert.Equal(t, map[string]string{c.ID() + ":" + ownerID(t, ctx): "1"}, redistest.HGetAll(t, direct, name))
+		require.NoError(t, l.Unlock(ctx))
+		assert.False(t, redistest.Exists(t, direct, name))
+	})
+
 	t.Run("permit acquire while waiting", func(t *testing.T) {
 		name := redistest.Name(t)
 		s := c.NewExpirableSemaphore(name)
