@@ -5,17 +5,20 @@ import (
 	"errors"
 	"net"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // connectionError reports whether err is a failure of the connection to Redis rather than
 // an answer of Redis or an outcome of this package: the request was not sent (a dial that
-// failed), or it was and its reply was lost.
+// failed), or it was and its reply was lost. A closed rueidis client is no such failure: it
+// does not come back.
 func connectionError(err error) bool {
 	if !transient(err) {
 		return false
 	}
 	for _, known := range []error{ErrLocked, ErrClosed, ErrReentry, ErrNotReplicated, errUnconfirmed, errNoReply,
-		context.Canceled, context.DeadlineExceeded} {
+		context.Canceled, context.DeadlineExceeded, rueidis.ErrClosing} {
 		if errors.Is(err, known) {
 			return false
 		}
