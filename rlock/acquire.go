@@ -250,31 +250,32 @@ type acquisition struct {
 // background, never recorded or renewed; a fair lock's attempt that did not take the lock
 // leaves the queue in the background (lua.FairLeave), since it may have queued.
 func (l *Lock) evalAcquire(ctx context.Context, a acquisition) (rueidis.RedisResult, error) {
-	if ctx.Done() == nil {
-		return l.runAcquire(ctx, a), nil
+	return detachedAcquire(l.c, ctx, lockAcquire{l, a})
+}
+
+// lockAcquire is one run of a lock's acquire script, as detachedAcquire takes it.
+type lockAcquire struct {
+	l *Lock
+	a acquisition
+}
+
+func (r lockAcquire) run(ctx context.Context) (rueidis.RedisResult, error) {
+	return r.l.runAcquire(ctx, r.a), nil
+}
+
+// took reports a hold taken, or, for a fair lock's attempt that may wait, a place in the
+// queue that the attempt may have taken.
+func (r lockAcquire) took(res rueidis.RedisResult, _ error) bool {
+	return r.l.acquiredBy(res) || (r.l.kind == fair && !r.a.once)
+}
+
+func (r lockAcquire) undo(ctx context.Context, res rueidis.RedisResult) {
+	if !r.l.acquiredBy(res) {
+		r.l.leaveQueue(ctx, r.a.field, r.a.fairWait)
+		return
 	}
-	rctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer cancel()
-	res := l.runAcquire(rctx, a)
-	if ctx.Err() == nil {
-		return res, nil
-	}
-	var abandon func()
-	switch {
-	case l.acquiredBy(res):
-		abandon = func() {
-			err := l.giveBack(ctx, a)
-			l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", l.name, "holder", a.field, "error", err)
-		}
-	case l.kind == fair && !a.once:
-		abandon = func() { l.leaveQueue(ctx, a.field, a.fairWait) } // the abandoned attempt may have queued
-	default:
-		return rueidis.RedisResult{}, ctx.Err()
-	}
-	if !l.c.goBackground(abandon) {
-		abandon() // the client is closed: undo it before returning
-	}
-	return rueidis.RedisResult{}, ctx.Err()
+	err := r.l.giveBack(ctx, r.a)
+	r.l.c.obs.log.Debug("rlock: gave back a hold taken after its caller gave up", "lock", r.l.name, "holder", r.a.field, "error", err)
 }
 
 // execAcquire is runAcquire as tryWith takes it.

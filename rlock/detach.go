@@ -86,27 +86,35 @@ func (c *detached) stop() {
 	}
 }
 
-// detachedAcquire runs run, a request that may take something (permits), on the caller's
-// goroutine. With a ctx that can end, run gets detach(ctx, ReleaseTimeout) instead, so that
-// its reply is never lost to ctx ending; when ctx ended before the reply arrived, it
-// returns ctx.Err(), and if took reports that the request took something, undo gives it back
-// in the background (at once when the Client is closed), bounded by ReleaseTimeout.
-func detachedAcquire[T any](c *Client, ctx context.Context, run func(context.Context) (T, error),
-	took func(T, error) bool, undo func(context.Context, T)) (T, error) {
+// acquireRequest is a request that may take something (a hold, permits), as
+// detachedAcquire runs it: run sends it, took tells from its outcome whether it took
+// something, and undo gives that back.
+type acquireRequest[T any] interface {
+	run(context.Context) (T, error)
+	took(T, error) bool
+	undo(context.Context, T)
+}
+
+// detachedAcquire runs r on the caller's goroutine. With a ctx that can end, r runs under
+// detach(ctx, ReleaseTimeout) instead, so that its reply is never lost to ctx ending; when
+// ctx ended before the reply arrived, it returns ctx.Err(), and if r took something, r.undo
+// gives it back in the background (at once when the Client is closed), bounded by
+// ReleaseTimeout. R is a value type: nothing is allocated for r unless it is undone.
+func detachedAcquire[T any, R acquireRequest[T]](c *Client, ctx context.Context, r R) (T, error) {
 	if ctx.Done() == nil {
-		return run(ctx)
+		return r.run(ctx)
 	}
 	rctx, cancel := detach(ctx, c.opts.ReleaseTimeout)
 	defer cancel()
-	v, err := run(rctx)
+	v, err := r.run(rctx)
 	if ctx.Err() == nil {
 		return v, err
 	}
-	if took(v, err) {
+	if r.took(v, err) {
 		giveBack := func() {
 			bctx, cancel := detach(ctx, c.opts.ReleaseTimeout)
 			defer cancel()
-			undo(bctx, v)
+			r.undo(bctx, v)
 		}
 		if !c.goBackground(giveBack) {
 			giveBack()

@@ -130,20 +130,32 @@ const minExpiryWait = 10 * time.Millisecond
 
 // try runs the acquire script once with n new ids, on a context detached from ctx's
 // cancellation (detachedAcquire): permits taken by a request whose caller gave up meanwhile
-// are given back. When the permits are not available the
-// attempt carries the time until the earliest held permit expires, if one does, so that
-// the waiting core wakes then. With replica sync, permits that no replica confirmed are
+// are given back. When the permits are not available the attempt carries the time until
+// the earliest held permit expires, if one does, so that the waiting core wakes then. With replica sync, permits that no replica confirmed are
 // given back and taken again (with new ids) after a pause, replicaSyncTries tries in all.
 func (s *ExpirableSemaphore) try(ctx context.Context, n int64, lease time.Duration) ([]string, attempt, error) {
-	r, err := retryUnconfirmed(ctx, func() (permitAttempt, error) {
-		return detachedAcquire(s.c, ctx, func(rctx context.Context) (permitAttempt, error) {
-			return s.tryOnce(rctx, n, lease)
-		}, func(r permitAttempt, err error) bool { return err == nil && r.a.acquired }, func(bctx context.Context, r permitAttempt) {
-			_, err := s.release(bctx, r.raw)
-			s.c.obs.log.Debug("rlock: gave back permits taken after their caller gave up", "semaphore", s.name, "error", err)
-		})
-	})
+	req := permitAcquire{s, n, lease}
+	r, err := retryUnconfirmed(ctx, func() (permitAttempt, error) { return detachedAcquire(s.c, ctx, req) })
 	return r.ids, r.a, err
+}
+
+// permitAcquire is one run of the acquire script for n permits with lease, as
+// detachedAcquire takes it.
+type permitAcquire struct {
+	s     *ExpirableSemaphore
+	n     int64
+	lease time.Duration
+}
+
+func (r permitAcquire) run(ctx context.Context) (permitAttempt, error) {
+	return r.s.tryOnce(ctx, r.n, r.lease)
+}
+
+func (r permitAcquire) took(p permitAttempt, err error) bool { return err == nil && p.a.acquired }
+
+func (r permitAcquire) undo(ctx context.Context, p permitAttempt) {
+	_, err := r.s.release(ctx, p.raw)
+	r.s.c.obs.log.Debug("rlock: gave back permits taken after their caller gave up", "semaphore", r.s.name, "error", err)
 }
 
 // permitAttempt is the outcome of one run of the acquire script: the ids taken (shown and

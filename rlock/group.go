@@ -228,12 +228,12 @@ func (g *group) unlock(ctx context.Context) []error {
 	return g.each(g.all(), func(i int) error { return g.members[i].unlock(ctx) })
 }
 
-// closedErr returns ErrClosed, naming the first member whose Client is closed, or nil. As
-// at the start of an acquire (Lock.check), a group with such a member is closed, a RedLock too.
-func (g *group) closedErr() error {
+// check runs every member's Lock.check and returns the first error, naming the member: a
+// group with a member of a closed Client is closed, a RedLock too.
+func (g *group) check() error {
 	for i, l := range g.members {
-		if l.c.closed.Load() {
-			return g.memberErr(i, ErrClosed)
+		if err := l.check(); err != nil {
+			return g.memberErr(i, err)
 		}
 	}
 	return nil
@@ -257,7 +257,7 @@ func (g *group) held(ctx context.Context) (context.Context, context.CancelFunc, 
 	if !ok {
 		return nil, nil, ErrNoOwner
 	}
-	if err := g.closedErr(); err != nil {
+	if err := g.check(); err != nil {
 		return nil, nil, err
 	}
 	gctx, cancel := context.WithCancelCause(ctx)

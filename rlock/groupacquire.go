@@ -34,10 +34,8 @@ func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration
 	if !ok {
 		return ErrNoOwner
 	}
-	for i, l := range g.members {
-		if err := l.check(); err != nil {
-			return g.memberErr(i, err)
-		}
+	if err := g.check(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -110,7 +108,7 @@ func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if cerr := g.closedErr(); cerr != nil {
+		if cerr := g.check(); cerr != nil { // a member's Client closed meanwhile
 			return cerr
 		}
 		if wait <= 0 || !time.Now().Before(deadline) || errors.Is(err, ErrNoPermission) {

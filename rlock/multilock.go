@@ -306,7 +306,7 @@ func (g *group) validityFor(ctx context.Context) (time.Duration, error) {
 	if !ok {
 		return 0, ErrNoOwner
 	}
-	if err := g.closedErr(); err != nil {
+	if err := g.check(); err != nil {
 		return 0, err
 	}
 	safe := g.safeUntils(o)

@@ -99,23 +99,35 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait waitBound) error 
 // With replica sync, permits taken that no replica confirmed are given back and taken again
 // after a pause, replicaSyncTries tries in all; ErrNotReplicated when none was confirmed.
 func (s *Semaphore) try(ctx context.Context, n int64) (bool, error) {
-	args := []string{strconv.FormatInt(n, 10)}
-	return retryUnconfirmed(ctx, func() (bool, error) {
-		return detachedAcquire(s.c, ctx, func(rctx context.Context) (bool, error) {
-			res, unconfirmed := s.exec(rctx, lua.SemaphoreTryAcquire, []string{s.name}, args)
-			ok, err := res.AsBool()
-			if err != nil || !ok || unconfirmed == nil {
-				return ok, err
-			}
-			if err := s.publishing(rctx, lua.SemaphoreRelease, n).Error(); err != nil {
-				return false, err
-			}
-			return false, errUnconfirmed // given back
-		}, func(ok bool, err error) bool { return ok && err == nil }, func(bctx context.Context, _ bool) {
-			err := s.publishing(bctx, lua.SemaphoreRelease, n).Error()
-			s.c.obs.log.Debug("rlock: gave back permits taken after their caller gave up", "semaphore", s.name, "permits", n, "error", err)
-		})
-	})
+	r := semaphoreAcquire{s, n, []string{strconv.FormatInt(n, 10)}}
+	return retryUnconfirmed(ctx, func() (bool, error) { return detachedAcquire(s.c, ctx, r) })
+}
+
+// semaphoreAcquire is one run of the semaphore's acquire script for n permits, as
+// detachedAcquire takes it.
+type semaphoreAcquire struct {
+	s    *Semaphore
+	n    int64
+	args []string
+}
+
+func (r semaphoreAcquire) run(ctx context.Context) (bool, error) {
+	res, unconfirmed := r.s.exec(ctx, lua.SemaphoreTryAcquire, []string{r.s.name}, r.args)
+	ok, err := res.AsBool()
+	if err != nil || !ok || unconfirmed == nil {
+		return ok, err
+	}
+	if err := r.s.publishing(ctx, lua.SemaphoreRelease, r.n).Error(); err != nil {
+		return false, err
+	}
+	return false, errUnconfirmed // given back
+}
+
+func (r semaphoreAcquire) took(ok bool, err error) bool { return ok && err == nil }
+
+func (r semaphoreAcquire) undo(ctx context.Context, _ bool) {
+	err := r.s.publishing(ctx, lua.SemaphoreRelease, r.n).Error()
+	r.s.c.obs.log.Debug("rlock: gave back permits taken after their caller gave up", "semaphore", r.s.name, "permits", r.n, "error", err)
 }
 
 // exec runs script once; with replica sync on, WAIT follows it, and the error is
