@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/internal/backoff"
 )
@@ -52,7 +55,7 @@ func (g *group) acquire(ctx context.Context, wait waitBound, lease time.Duration
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, ErrNoPermission), errors.Is(err, ErrClosed):
+		case errors.Is(err, ErrClosed), hopeless(err):
 			return err
 		case ctx.Err() != nil:
 			if last != nil && !errors.Is(last, ErrLocked) {
@@ -91,8 +94,8 @@ func (g *group) reenter(ctx context.Context, held []int, lease time.Duration) er
 
 // tryFor is one bounded acquire, Redisson's tryLock(wait, lease): rounds until one holds the
 // group or the wait has passed; a round that failed for errors (not for other owners) is
-// followed by a pause, and one that failed for a refusal by Redis's ACL (ErrNoPermission)
-// ends it. With an explicit lease, every member's lease is then set to it.
+// followed by a pause, and one that failed in a way waiting cannot change (hopeless: a
+// refusal by Redis's ACL, a wrong type, a script error on too many members) ends it. With an explicit lease, every member's lease is then set to it.
 func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
 	deadline := time.Now().Add(wait)
 	mlease := memberLease(wait, lease)
@@ -111,8 +114,8 @@ func (g *group) tryFor(ctx context.Context, wait, lease time.Duration) error {
 		if cerr := g.check(); cerr != nil { // a member's Client closed meanwhile
 			return cerr
 		}
-		if wait <= 0 || !time.Now().Before(deadline) || errors.Is(err, ErrNoPermission) {
-			return err // a refusal by the ACL is not retried: it fails at once
+		if wait <= 0 || !time.Now().Before(deadline) || hopeless(err) {
+			return err // a failure that waiting cannot change is not retried
 		}
 		if !errors.Is(err, ErrLocked) {
 			dctx, cancel := context.WithDeadline(ctx, deadline)
@@ -440,12 +443,66 @@ func (g *group) roundError(failed map[int]error) error {
 		return ErrLocked
 	}
 	slices.Sort(idx)
-	if !g.redlock {
-		return g.memberErr(idx[0], failed[idx[0]])
-	}
-	errs := []error{ErrNoQuorum}
+	finals := 0
 	for _, i := range idx {
-		errs = append(errs, g.memberErr(i, failed[i]))
+		if final(failed[i]) {
+			finals++
+		}
 	}
-	return joinLine(errs...)
+	var err error
+	if !g.redlock {
+		err = g.memberErr(idx[0], failed[idx[0]])
+	} else {
+		errs := []error{ErrNoQuorum}
+		for _, i := range idx {
+			errs = append(errs, g.memberErr(i, failed[i]))
+		}
+		err = joinLine(errs...)
+	}
+	if finals > len(g.members)-g.need {
+		return &hopelessError{err}
+	}
+	return err
+}
+
+// final reports whether a member's attempt failed in a way that trying again cannot change:
+// a refusal by Redis's ACL, a closed Client, a name whose keys cannot be used together, or
+// any other error reply of Redis (a key of another type, a script error) but those of a
+// server that is loading, busy, failing over or resharding, or out of memory for now.
+func final(err error) bool {
+	if errors.Is(err, ErrNoPermission) || errors.Is(err, ErrClosed) || errors.Is(err, ErrCrossSlot) {
+		return true
+	}
+	var re *rueidis.RedisError
+	if !errors.As(err, &re) || rueidis.IsRedisNil(re) {
+		return false
+	}
+	msg := re.Error()
+	if refusal(msg) {
+		return true
+	}
+	for _, code := range passingReplies {
+		if strings.HasPrefix(msg, code) {
+			return false
+		}
+	}
+	return true
+}
+
+// passingReplies are the codes of Redis error replies that may change by waiting.
+var passingReplies = []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN",
+	"READONLY", "NOREPLICAS", "MOVED", "ASK", "OOM", "MISCONF", "NOSCRIPT"}
+
+// hopelessError is a round's error when more members failed finally (final) than the group
+// can do without: no later round can acquire the group, so the acquire ends with it.
+type hopelessError struct{ err error }
+
+func (e *hopelessError) Error() string { return e.err.Error() }
+
+func (e *hopelessError) Unwrap() error { return e.err }
+
+// hopeless reports whether err is a round's error that no later round can change.
+func hopeless(err error) bool {
+	var h *hopelessError
+	return errors.As(err, &h)
 }

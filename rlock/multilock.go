@@ -51,8 +51,10 @@ func (m *MultiLock) Locks() []*Lock { return append([]*Lock(nil), m.g.members...
 // per lock, all given back between rounds. It returns nil if and only if the owner holds
 // every lock. When ctx ends it returns an error matching ctx.Err() (and, after a lock that
 // failed for an error rather than for another owner, that error too), and holds nothing it
-// did not hold before. A lock refused by its server's ACL ends it at once with an error
-// matching ErrNoPermission that names the lock and what was refused.
+// did not hold before. A lock that fails in a way waiting cannot change ends it at once with
+// that lock's error, naming it: a refusal by its server's ACL (matching ErrNoPermission, and
+// saying what was refused), a key of another type, a script error. A lock whose server is
+// down or restarting is tried again after a pause.
 func (m *MultiLock) Lock(ctx context.Context) error {
 	return m.fail("Lock", m.g.acquire(ctx, unbounded, 0))
 }
@@ -75,8 +77,9 @@ func (m *MultiLock) LockFor(ctx context.Context, lease time.Duration) error {
 //
 // It returns nil when the owner holds every lock; ErrLocked when another owner kept a lock
 // for the whole wait; the error of the lock that failed (naming it) when one failed for
-// another reason, its server down for instance (at once, without a retry, when it matches
-// ErrNoPermission: a refusal by the server's ACL); an error matching ctx.Err() when ctx ended
+// another reason, its server down for instance (at once, without a retry, when waiting cannot
+// change it: a refusal by the server's ACL, matching ErrNoPermission, a key of another type,
+// a script error); an error matching ctx.Err() when ctx ended
 // first; ErrInvalidWait or ErrInvalidLease for negative values. On every error the owner
 // holds nothing it did not hold before.
 func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) error {
@@ -181,8 +184,9 @@ func (r *RedLock) Quorum() int { return r.g.need }
 // s per lock). It returns the validity (see Validity) and nil if and only if the owner holds
 // a majority. When ctx ends it returns an error matching ctx.Err() (and the last round's
 // error when locks failed for errors) and holds nothing it did not hold before. A round that
-// lost its majority to failures, one of them a refusal by a server's ACL, ends it at once:
-// ErrNoQuorum joined with the locks' errors, matching ErrNoPermission.
+// lost its majority to failures that waiting cannot change (a refusal by a server's ACL,
+// matching ErrNoPermission; a key of another type; a script error) ends it at once:
+// ErrNoQuorum joined with the locks' errors. Locks whose servers are down are tried again.
 func (r *RedLock) Lock(ctx context.Context) (validity time.Duration, err error) {
 	return r.acquired(ctx, "Lock", r.g.acquire(ctx, unbounded, 0))
 }
@@ -204,8 +208,9 @@ func (r *RedLock) LockFor(ctx context.Context, lease time.Duration) (validity ti
 // owners kept too many locks for the whole wait; ErrNoQuorum, joined with the errors of
 // the locks that failed (each naming its lock), when so many failed for other reasons that
 // no majority was left, a majority of servers down or stopped for instance (at once, without
-// waiting out the wait, when a refusal by a server's ACL is among them: it matches
-// ErrNoPermission too); ErrNoQuorum also when the validity ran out before
+// waiting out the wait, when waiting cannot change enough of them to leave a majority: a
+// refusal by a server's ACL, matching ErrNoPermission, a key of another type, a script
+// error); ErrNoQuorum also when the validity ran out before
 // the acquire returned; an error matching ctx.Err() when ctx ended first; ErrInvalidWait or
 // ErrInvalidLease for negative values. On every error the owner holds nothing it did not
 // hold before.

@@ -33,15 +33,20 @@ func (e *permError) Is(target error) bool { return target == ErrNoPermission }
 
 func (e *permError) Unwrap() error { return e.err }
 
-// refused reports whether err is Redis refusing a command, key or channel to the user:
-// NOPERM, or the error of a script whose call the ACL refused.
+// refused reports whether err is Redis refusing a command, key or channel to the user.
 func refused(err error) bool {
 	var re *rueidis.RedisError
-	if !errors.As(err, &re) {
-		return false
-	}
-	msg := re.Error()
-	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "The user executing the script can't")
+	return errors.As(err, &re) && refusal(re.Error())
+}
+
+// refusal reports whether msg, a Redis error reply, is a refusal by the ACL, in the words of
+// every server line: NOPERM for a command called directly; for a call a script made, "The
+// user executing the script can't …" (Redis 7.0) or "ACL failure in script: …" (Redis 7.2
+// and later, Valkey), with or without a NOPERM or ERR code in front.
+func refusal(msg string) bool {
+	return strings.HasPrefix(msg, "NOPERM") ||
+		strings.Contains(msg, "ACL failure in script") ||
+		strings.Contains(msg, "The user executing the script can't")
 }
 
 // needs is what an object's calls use: the calls its scripts and queries make (a command
