@@ -57,7 +57,11 @@ type replicaSync struct {
 	log       *slog.Logger
 	counts    []atomic.Pointer[replicaCount] // by hash slot in a cluster, else one
 	epoch     atomic.Uint64                  // bumped by every sign of a topology change
+	turns     chan struct{}                  // one token per call holding a dedicated connection
 }
+
+// maxDedicated is how many calls of one Client hold dedicated connections at once.
+const maxDedicated = 64
 
 // replicaCount is a master's connected replica count, when it was read, and the topology
 // epoch it was read in.
@@ -93,6 +97,7 @@ func newReplicaSync(rc rueidis.Client, opts Options) *replicaSync {
 		cluster:   cluster,
 		log:       log,
 		counts:    make([]atomic.Pointer[replicaCount], n),
+		turns:     make(chan struct{}, maxDedicated),
 	}
 }
 
@@ -107,20 +112,24 @@ func (r *replicaSync) renewalSync() renewal.SyncFunc {
 // exec runs s once with keys and args on the master of keys[0] and waits for its replicas;
 // see syncedConn.exec.
 func (r *replicaSync) exec(ctx context.Context, s lua.Script, keys, args []string) (res rueidis.RedisResult, err error) {
-	r.with(ctx, keys[0], func(c *syncedConn) rueidis.RedisResult {
+	if werr := r.with(ctx, keys[0], func(c *syncedConn) rueidis.RedisResult {
 		res, err = c.exec(ctx, s, keys, args)
 		return res
-	})
+	}); werr != nil {
+		return res, werr
+	}
 	return res, err
 }
 
 // execMulti runs s once per exec, all on the master of key over one connection, and waits
 // for its replicas; see syncedConn.execMulti. It is the renewal wheel's Sync function.
 func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, execs []rueidis.LuaExec) (res []rueidis.RedisResult, err error) {
-	r.with(ctx, key, func(c *syncedConn) rueidis.RedisResult {
+	if werr := r.with(ctx, key, func(c *syncedConn) rueidis.RedisResult {
 		res, err = c.execMulti(ctx, s, execs)
 		return res[0]
-	})
+	}); werr != nil {
+		return nil, werr
+	}
 	return res, err
 }
 
@@ -136,7 +145,12 @@ func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, e
 // map, which the reply started, sends it to the new master, for at most movedWait. After
 // an ASK reply (a slot being migrated), or when that wait ends, fn runs again on the shared
 // client, which follows redirects, without WAIT.
-func (r *replicaSync) with(ctx context.Context, key string, fn func(c *syncedConn) rueidis.RedisResult) {
+//
+// At most maxDedicated calls of a client hold dedicated connections at once (rueidis
+// opens one per concurrent call, up to its BlockingPoolSize per node, each with its own
+// buffers): the others wait for a turn, and with returns ctx's error, without calling fn,
+// when ctx ends first.
+func (r *replicaSync) with(ctx context.Context, key string, fn func(c *syncedConn) rueidis.RedisResult) error {
 	c := syncedConn{r: r}
 	if r.cluster {
 		c.slot = keys.Slot(key)
@@ -145,6 +159,12 @@ func (r *replicaSync) with(ctx context.Context, key string, fn func(c *syncedCon
 	if n, fresh := r.count(c.slot); fresh && n == 0 {
 		last = fn(&c)
 	} else {
+		select {
+		case r.turns <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-r.turns }()
 		last = r.dedicated(&c, fn)
 	}
 	if failed(last) {
@@ -152,18 +172,19 @@ func (r *replicaSync) with(ctx context.Context, key string, fn func(c *syncedCon
 	}
 	moved, redirected := redirect(last)
 	if !redirected || c.dc == nil {
-		return
+		return nil
 	}
 	if moved {
 		retry := backoff.New(10*time.Millisecond, 200*time.Millisecond)
 		for end := time.Now().Add(movedWait); time.Now().Before(end) && retry.Wait(ctx); {
 			if moved, _ = redirect(r.dedicated(&c, fn)); !moved {
-				return
+				return nil
 			}
 		}
 	}
 	c.dc = nil
 	fn(&c)
+	return nil
 }
 
 // dedicated runs fn with c on a dedicated connection and returns fn's reply.

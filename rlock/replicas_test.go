@@ -2,9 +2,11 @@ package rlock
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -348,4 +350,46 @@ func TestReplicaSyncSemaphore(t *testing.T) {
 	n, err := s.AvailablePermits(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "every try given back")
+}
+
+// TestReplicaSyncBoundsConnections: many owners acquiring at once on a master with a
+// replica open at most maxDedicated dedicated connections (rueidis would open one per
+// concurrent call), and every one of them acquires.
+func TestReplicaSyncBoundsConnections(t *testing.T) {
+	p := startReplicated(t)
+	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn})
+	const owners = 4 * maxDedicated
+	before := connectedClients(t, p.m)
+	var wg sync.WaitGroup
+	errs := make(chan error, owners)
+	for i := range owners {
+		wg.Go(func() {
+			l := f.c.NewLock(fmt.Sprintf("%s:%d", f.name, i))
+			ctx := NewOwner(f.base)
+			if err := l.Lock(ctx); err != nil {
+				errs <- err
+				return
+			}
+			errs <- l.Unlock(ctx)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	opened := connectedClients(t, p.m) - before
+	assert.LessOrEqual(t, opened, int64(maxDedicated+2), "connections opened for %d concurrent synced calls", owners)
+}
+
+// connectedClients returns INFO clients' connected_clients of rc's server.
+func connectedClients(t *testing.T, rc rueidis.Client) int64 {
+	t.Helper()
+	for _, line := range strings.Split(infoSection(t, rc, "clients"), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_clients:"); ok {
+			return mustAtoi(t, v)
+		}
+	}
+	t.Fatal("no connected_clients in INFO clients")
+	return 0
 }

@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+	"github.com/goredisson/goredisson/rlock"
+)
+
+// waiterScaleSizes are the waiter counts of TestWaiterScale; GOREDISSON_WAITERS overrides
+// them ("1000,10000").
+func waiterScaleSizes(t *testing.T) []int {
+	spec := os.Getenv("GOREDISSON_WAITERS")
+	if spec == "" {
+		spec = "1000,10000,100000"
+	}
+	var out []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		require.NoError(t, err, "GOREDISSON_WAITERS")
+		out = append(out, n)
+	}
+	return out
+}
+
+// TestWaiterScale: N goroutines each wait on a lock of its own name, all held by another
+// client, and are released together: every waiter must acquire, none error. Reported: the
+// time from the last release to the last acquisition, heap and stack per waiter while all
+// wait, and SUBSCRIBE/UNSUBSCRIBE commands per acquisition. Sizes: GOREDISSON_WAITERS
+// (default 1000,10000,100000); GOREDISSON_SCALE_HEAPPROFILE=FILE writes a heap profile
+// taken while every waiter waits.
+func TestWaiterScale(t *testing.T) {
+	if os.Getenv("GOREDISSON_BENCH") != "1" {
+		t.Skip("GOREDISSON_BENCH=1 runs the waiter scale measurement")
+	}
+	var results []scaleResult
+	for _, n := range waiterScaleSizes(t) {
+		for _, clients := range []int{1, 16} {
+			t.Run(fmt.Sprintf("%d-waiters-%d-clients", n, clients), func(t *testing.T) {
+				srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+				admin := srv.Client(t)
+				r := waiterScale(t, []rueidis.Client{admin}, func() rueidis.Client { return srv.Client(t) }, n, clients)
+				r.setup = "one server"
+				t.Logf("%s", r)
+				results = append(results, r)
+			})
+		}
+		t.Run(fmt.Sprintf("%d-waiters-cluster", n), func(t *testing.T) {
+			c := redistest.StartCluster(t)
+			var admins []rueidis.Client
+			for _, addr := range c.Addrs() {
+				admins = append(admins, c.NodeClient(t, addr))
+			}
+			r := waiterScale(t, admins, func() rueidis.Client { return c.Client(t) }, n, 1)
+			r.setup = "cluster (3 masters)"
+			t.Logf("%s", r)
+			results = append(results, r)
+		})
+	}
+	t.Logf("\n%s", scaleTable(results))
+}
+
+// scaleTable renders results as a Markdown table.
+func scaleTable(results []scaleResult) string {
+	var b strings.Builder
+	b.WriteString("| waiters | setup | Clients | errors | all subscribed after | last acquired after last release | heap / waiter | stack / waiter | goroutines / waiter | SUBSCRIBE / acq | UNSUBSCRIBE / acq |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %v | %v | %.0f B | %.0f B | %.2f | %.3f | %.3f |\n",
+			r.n, r.setup, r.clients, r.errs, r.subscribeAll.Round(time.Millisecond), r.lastAfterRelease.Round(time.Millisecond),
+			r.heapPer, r.stackPer, r.goroutinesPer, r.subPerAcq, r.unsubPerAcq)
+	}
+	return b.String()
+}
+
+type scaleResult struct {
+	setup                  string
+	goroutinesPer          float64
+	n, clients             int
+	errs                   int64
+	subscribeAll           time.Duration // from the first Lock call until every waiter is subscribed
+	lastAfterRelease       time.Duration
+	heapPer, stackPer      float64
+	subPerAcq, unsubPerAcq float64
+}
+
+func (r scaleResult) String() string {
+	return fmt.Sprintf("waiters=%d clients=%d errors=%d all-subscribed-in=%v last-acquired-after-last-release=%v heap/waiter=%.0fB stack/waiter=%.0fB SUBSCRIBE/acq=%.3f UNSUBSCRIBE/acq=%.3f",
+		r.n, r.clients, r.errs, r.subscribeAll.Round(time.Millisecond), r.lastAfterRelease.Round(time.Millisecond), r.heapPer, r.stackPer, r.subPerAcq, r.unsubPerAcq)
+}
+
+func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Client, n, clients int) scaleResult {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	holderC, err := rlock.New(ctx, newRC(), rlock.Options{})
+	require.NoError(t, err)
+	defer holderC.Close()
+	waiterCs := make([]*rlock.Client, clients)
+	for i := range waiterCs {
+		waiterCs[i], err = rlock.New(ctx, newRC(), rlock.Options{})
+		require.NoError(t, err)
+		defer waiterCs[i].Close()
+	}
+	name := func(i int) string { return "scale:" + strconv.Itoa(i) }
+	holder := rlock.NewOwner(ctx)
+	parallel(n, 64, func(i int) { require.NoError(t, holderC.NewLock(name(i)).Lock(holder)) })
+	for _, admin := range admins {
+		redistest.Do(t, admin, admin.B().ConfigResetstat().Build())
+	}
+	g0 := runtime.NumGoroutine()
+
+	var ms0 runtime.MemStats
+	heap0 := heapAfterGC()
+	runtime.ReadMemStats(&ms0)
+	var errs atomic.Int64
+	var acquired sync.WaitGroup
+	var lastDone atomic.Int64
+	start := time.Now()
+	acquired.Add(n)
+	for i := range n {
+		go func() {
+			defer acquired.Done()
+			l := waiterCs[i%clients].NewLock(name(i))
+			octx := rlock.NewOwner(ctx)
+			if err := l.Lock(octx); err != nil {
+				if errs.Add(1) == 1 {
+					t.Logf("first error: %v", err)
+				}
+				return
+			}
+			now := time.Now().UnixNano()
+			for {
+				old := lastDone.Load()
+				if now <= old || lastDone.CompareAndSwap(old, now) {
+					break
+				}
+			}
+			_ = l.Unlock(octx)
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for pubsubChannels(t, admins)+errs.Load() < int64(n) {
+		require.True(t, time.Now().Before(deadline), "waiters did not all subscribe: %d of %d", pubsubChannels(t, admins), n)
+		time.Sleep(10 * time.Millisecond)
+	}
+	subscribed := time.Since(start)
+	goroutines := runtime.NumGoroutine() - g0
+	var ms1 runtime.MemStats
+	heap1 := heapAfterGC()
+	runtime.ReadMemStats(&ms1)
+	if f := os.Getenv("GOREDISSON_SCALE_HEAPPROFILE"); f != "" {
+		out, err := os.Create(f)
+		require.NoError(t, err)
+		require.NoError(t, pprof.WriteHeapProfile(out))
+		require.NoError(t, out.Close())
+	}
+
+	var lastRelease atomic.Int64
+	parallel(n, 64, func(i int) {
+		require.NoError(t, holderC.NewLock(name(i)).Unlock(holder))
+		now := time.Now().UnixNano()
+		for {
+			old := lastRelease.Load()
+			if now <= old || lastRelease.CompareAndSwap(old, now) {
+				break
+			}
+		}
+	})
+	acquired.Wait()
+	stats := map[string]int64{}
+	for _, admin := range admins {
+		for k, v := range commandStats(t, admin) {
+			stats[k] += v
+		}
+	}
+	return scaleResult{
+		n: n, clients: clients, errs: errs.Load(), subscribeAll: subscribed,
+		lastAfterRelease: time.Duration(lastDone.Load() - lastRelease.Load()),
+		heapPer:          float64(int64(heap1)-int64(heap0)) / float64(n),
+		stackPer:         float64(int64(ms1.StackInuse)-int64(ms0.StackInuse)) / float64(n),
+		goroutinesPer:    float64(goroutines) / float64(n),
+		subPerAcq:        float64(stats["subscribe"]+stats["ssubscribe"]) / float64(n),
+		unsubPerAcq:      float64(stats["unsubscribe"]+stats["sunsubscribe"]) / float64(n),
+	}
+}
+
+// parallel runs f(0..n-1) on workers goroutines.
+func parallel(n, workers int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// pubsubChannels returns the channels subscribed on the servers of admins: INFO stats'
+// pubsub_channels plus pubsubshard_channels, summed.
+func pubsubChannels(t *testing.T, admins []rueidis.Client) int64 {
+	var total int64
+	for _, rc := range admins {
+		info, err := do(rc, rc.B().Info().Section("stats").Build()).ToString()
+		require.NoError(t, err)
+		for _, line := range strings.Split(info, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if ok && (k == "pubsub_channels" || k == "pubsubshard_channels") {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				total += n
+			}
+		}
+	}
+	return total
+}
