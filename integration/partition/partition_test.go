@@ -73,8 +73,9 @@ func (c *cluster) addrs() []string {
 	return out
 }
 
-// start starts server name (again, after kill: empty, as without persistence).
-func (c *cluster) start(t *testing.T, name string) {
+// start starts server name (again, after kill: empty, as without persistence) with the
+// extra arguments args.
+func (c *cluster) start(t *testing.T, name string, args ...string) {
 	t.Helper()
 	dir := filepath.Join(c.dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -83,6 +84,7 @@ func (c *cluster) start(t *testing.T, name string) {
 	cmd := c.tp.command(name, "redis-server", "--bind", c.tp.hosts[name], "--port", "6379",
 		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--dir", dir,
 		"--logfile", filepath.Join(dir, "redis.log"))
+	cmd.Args = append(cmd.Args, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
@@ -217,6 +219,9 @@ type fault struct {
 	inject func(t *testing.T, s *scenario, victim int) (heal func())
 }
 
+// sentinelConfig names the configuration of a master, two replicas and three Sentinels.
+const sentinelConfig = "Sentinel: master, 2 replicas, 3 Sentinels"
+
 // scenario is one run: a configuration of servers, a lock type, clients and a fault.
 type scenario struct {
 	config string // "single server", "RedLock, 5 servers"
@@ -243,14 +248,21 @@ type outcome struct {
 // random client or server until the clients end, and checks the history.
 func (s *scenario) run(t *testing.T, servers, clients int) outcome {
 	s.tp = newTopology(t)
-	s.srv = startServers(t, s.tp, servers)
+	if s.config == sentinelConfig {
+		s.srv = startSentinel(t, s.tp)
+	} else {
+		s.srv = startServers(t, s.tp, servers)
+	}
 	s.res = startResource(t, subnet+"1")
 	d := runFor(t)
 	args := []string{"-type", s.kind, "-resource", s.res.addr(), "-duration", d.String(),
 		"-watchdog", watchdog.String(), "-name", "partition:" + strings.ReplaceAll(t.Name(), "/", ":")}
-	if s.kind == "redlock" {
+	switch {
+	case s.config == sentinelConfig:
+		args = append(args, sentinelArgs(s.srv)...)
+	case s.kind == "redlock":
 		args = append(args, "-redis", strings.Join(s.srv.addrs(), ","))
-	} else {
+	default:
 		args = append(args, "-redis", s.srv.addrs()[0])
 	}
 	for i := range clients {
