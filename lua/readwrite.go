@@ -233,14 +233,32 @@ return 0
 // lock get the lease as TTL. The reply has one integer per hold: 1 renewed, 0 the field is
 // gone. Other readers' timeout keys are not touched (each client renews its own, as Redisson
 // 4.4+ does), and no key is created, so retrying is safe.
-var RenewRead = newScript(`
+var RenewRead = newScript(renewRead(false), true)
+
+// RenewReadAll is RenewRead that, for each hold it renews, also gives the lease to the
+// timeout keys of every other reader of the lock, Java's included, as Redisson 3.x before
+// 3.44 did: a reader whose own client fails to renew its keys stays a reader while this
+// one holds the lock. Same KEYS, ARGV and reply as RenewRead.
+var RenewReadAll = newScript(renewRead(true), true)
+
+// renewRead returns the source of RenewRead, or of RenewReadAll when all.
+func renewRead(all bool) string {
+	readers := "{field}"
+	if all {
+		readers = "redis.call('hkeys', name)"
+	}
+	return `
 local renewed = {}
 for i = 1, #KEYS / 2 do
 	local name, field = KEYS[2 * i - 1], ARGV[i + 1]
-	local count = redis.call('hget', name, field)
-	if count then
-		for k = tonumber(count), 1, -1 do
-			redis.call('pexpire', KEYS[2 * i] .. ':' .. field .. ':rwlock_timeout:' .. k, ARGV[1])
+	if redis.call('hexists', name, field) == 1 then
+		for _, f in ipairs(` + readers + `) do
+			local count = tonumber(redis.call('hget', name, f))
+			if count then
+				for k = count, 1, -1 do
+					redis.call('pexpire', KEYS[2 * i] .. ':' .. f .. ':rwlock_timeout:' .. k, ARGV[1])
+				end
+			end
 		end
 		redis.call('pexpire', name, ARGV[1])
 		renewed[i] = 1
@@ -249,4 +267,5 @@ for i = 1, #KEYS / 2 do
 	end
 end
 return renewed
-`, true)
+`
+}

@@ -50,6 +50,9 @@ type Options struct {
 	// failed call: OnError, retried at the next tick, no OnRenewed. Nil sends every pass
 	// as one pipeline through the client, with no wait for replicas.
 	Sync SyncFunc
+	// AllReaders renews read holds with lua.RenewReadAll instead of lua.RenewRead: every
+	// reader's timeout keys of a read-locked name, not only the holder's own.
+	AllReaders bool
 }
 
 // SyncFunc runs renewal calls and waits for replicas: it runs s once per exec, all on the

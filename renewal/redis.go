@@ -25,18 +25,22 @@ func New(client rueidis.Client, opts Options) (*Wheel, error) {
 		return nil, err
 	}
 	w := newWheel(opts, func(ctx context.Context, lease time.Duration, chunks [][]item) []chunkResult {
-		if opts.Sync != nil {
-			return renewSynced(ctx, opts.Sync, opts.Cluster, lease, chunks)
+		read := lua.RenewRead
+		if opts.AllReaders {
+			read = lua.RenewReadAll
 		}
-		return renewChunks(ctx, client, lease, chunks)
+		if opts.Sync != nil {
+			return renewSynced(ctx, opts.Sync, opts.Cluster, read, lease, chunks)
+		}
+		return renewChunks(ctx, client, read, lease, chunks)
 	})
 	go w.run()
 	return w, nil
 }
 
 // renewChunks sends every chunk as one renewal call, all pipelined in one round trip (two
-// when there are read holds and others: one per script).
-func renewChunks(ctx context.Context, client rueidis.Client, lease time.Duration, chunks [][]item) []chunkResult {
+// when there are read holds and others: one per script, read for the read holds).
+func renewChunks(ctx context.Context, client rueidis.Client, read lua.Script, lease time.Duration, chunks [][]item) []chunkResult {
 	execs := renewExecs(lease, chunks)
 	out := make([]chunkResult, len(chunks))
 	split := readStart(chunks) // chunk reads the lock holds first
@@ -44,7 +48,7 @@ func renewChunks(ctx context.Context, client rueidis.Client, lease time.Duration
 		out[i] = chunkReply(r, len(chunks[i]), nil)
 	}
 	if split < len(chunks) {
-		for i, r := range lua.RenewRead.ExecMulti(ctx, client, execs[split:]...) {
+		for i, r := range read.ExecMulti(ctx, client, execs[split:]...) {
 			out[split+i] = chunkReply(r, len(chunks[split+i]), nil)
 		}
 	}
@@ -61,10 +65,10 @@ func readStart(chunks [][]item) int {
 	return len(chunks)
 }
 
-// script returns the renewal script of a chunk.
-func script(c []item) lua.Script {
+// script returns the renewal script of a chunk: read for read holds.
+func script(c []item, read lua.Script) lua.Script {
 	if c[0].e.read {
-		return lua.RenewRead
+		return read
 	}
 	return lua.Renew
 }
@@ -73,7 +77,7 @@ func script(c []item) lua.Script {
 // the chunks of each hash slot in one call in a cluster (one per script: read holds have
 // their own), at most syncParallel calls at a time. A call that syncFn reports unconfirmed
 // fails for all its chunks.
-func renewSynced(ctx context.Context, syncFn SyncFunc, cluster bool, lease time.Duration, chunks [][]item) []chunkResult {
+func renewSynced(ctx context.Context, syncFn SyncFunc, cluster bool, read lua.Script, lease time.Duration, chunks [][]item) []chunkResult {
 	execs := renewExecs(lease, chunks)
 	out := make([]chunkResult, len(chunks))
 	sem := make(chan struct{}, syncParallel)
@@ -91,7 +95,7 @@ func renewSynced(ctx context.Context, syncFn SyncFunc, cluster bool, lease time.
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			replies, err := syncFn(ctx, script(group[0]), group[0][0].e.name, execs[first:first+len(group)])
+			replies, err := syncFn(ctx, script(group[0], read), group[0][0].e.name, execs[first:first+len(group)])
 			for i, r := range replies {
 				out[first+i] = chunkReply(r, len(group[i]), err)
 			}

@@ -50,7 +50,7 @@ func TestRenewSyncedGroupsBySlot(t *testing.T) {
 			}
 			return out, nil
 		}
-		res := renewSynced(context.Background(), syncFn, tc.cluster, time.Second, chunks)
+		res := renewSynced(context.Background(), syncFn, tc.cluster, lua.RenewRead, time.Second, chunks)
 		assert.Equal(t, tc.want, got, "cluster %v", tc.cluster)
 		for i, r := range res {
 			assert.ErrorIs(t, r.err, fail, "chunk %d", i)
@@ -82,6 +82,6 @@ func TestRenewSyncedSeparatesReadHolds(t *testing.T) {
 		}
 		return []rueidis.RedisResult{rueidis.NewErrorResult(errors.New("down"))}, nil
 	}
-	renewSynced(context.Background(), syncFn, false, time.Second, [][]item{plain, read})
+	renewSynced(context.Background(), syncFn, false, lua.RenewRead, time.Second, [][]item{plain, read})
 	assert.ElementsMatch(t, []string{"renew", "read"}, calls)
 }

@@ -73,12 +73,13 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		latchMs:  strconv.FormatInt(opts.UnlockLatchTTL.Milliseconds(), 10),
 	}
 	c.wheel, err = renewal.New(rc, renewal.Options{
-		Lease:     opts.WatchdogTimeout,
-		BatchSize: opts.RenewBatchSize,
-		Cluster:   rc.Mode() == rueidis.ClientModeCluster,
-		Sync:      c.replicas.renewalSync(),
-		OnRenewed: func(name, field string, id uint64, sent time.Time) { c.holds.renewed(name, field, id, sent) },
-		OnGone:    func(name, field string, id uint64) { c.holds.gone(name, field, id) },
+		Lease:      opts.WatchdogTimeout,
+		BatchSize:  opts.RenewBatchSize,
+		Cluster:    rc.Mode() == rueidis.ClientModeCluster,
+		Sync:       c.replicas.renewalSync(),
+		AllReaders: opts.RenewOtherReaders,
+		OnRenewed:  func(name, field string, id uint64, sent time.Time) { c.holds.renewed(name, field, id, sent) },
+		OnGone:     func(name, field string, id uint64) { c.holds.gone(name, field, id) },
 		OnError: func(err error, locks int) {
 			c.obs.log.Warn("rlock: watchdog renewal failed; retrying at the next tick", "locks", locks, "error", err)
 		},

@@ -167,6 +167,17 @@ type Options struct {
 	// DefaultFairLockWaitTimeout, Redisson's default; set it as the Java services on the
 	// same names set fairLockWaitTimeout.
 	FairLockWaitTimeout time.Duration
+	// RenewOtherReaders makes the watchdog of a read hold also renew the timeout keys of
+	// every other reader of the same read-write lock, Java's included, as Redisson 3.x
+	// before 3.44 did. Turn it on when Java services on Redisson 3.44.0 to 3.52.0 read-lock
+	// the same names: their read-lock renewal renews the wrong keys once a client holds two
+	// or more read-locked names, and fails for a reader holding the read lock twice, so a
+	// Java reader's timeout key expires while it reads, and the next read release (Go's or
+	// Java's) deletes the lock and lets a writer in. With it on, a Java reader stays a
+	// reader while a Go reader of this Client holds the lock. It costs one HKEYS and a
+	// PEXPIRE per reader and hold at each renewal, and keeps a dead reader's hold alive
+	// until the Go reader leaves. docs/INTEROP.md, "Redisson 3.44 to 3.52 readers".
+	RenewOtherReaders bool
 }
 
 // withDefaults checks o and fills its zero fields. A field out of range is an error that
