@@ -349,7 +349,7 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 // rawGroupOp returns one floor operation: rlock's acquire script sent to every server at
 // once, then its release script (with a fresh unlock latch) to every server at once, each
 // through its own rueidis client, with none of rlock's bookkeeping.
-func rawGroupOp(t *testing.T, srvs []*redistest.Server) func(ctx context.Context) {
+func rawGroupOp(t testing.TB, srvs []*redistest.Server) func(ctx context.Context) {
 	const name, field = "bench:grp:floor", "00000000-0000-0000-0000-00000000000f:1"
 	rcs := make([]rueidis.Client, len(srvs))
 	for i, srv := range srvs {
