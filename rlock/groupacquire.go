@@ -201,19 +201,37 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 	}
 }
 
-// multiRound is round for a MultiLock, which needs every member: the lead member (the first
-// not yet held) is acquired alone, waiting for it with the rest of the wait, and only then
-// are the members after it tried at once. Ten owners trying the group once each then meet
-// on the first member, and one of them gets the group, as with Redisson's one-by-one loop;
-// had they all tried every member at once, each could get one member and none the group.
+// multiRound is round for a MultiLock, which needs every member. With a wait, every member
+// is tried at once first, so that a free group costs one round trip; the members before the
+// first one that missed are kept, the others given back. From then on (and from the start
+// with no wait) the lead member (the first not yet held) is acquired alone, waiting for it
+// with the rest of the wait, and only then are the members after it tried at once. An owner
+// only ever keeps the members before its first miss, so ten owners trying the group at once
+// meet on the first member, and one of them gets the group, as with Redisson's one-by-one
+// loop; had each kept whatever it got, each could hold one member and none the group. A
+// single attempt each (no wait) starts with the lead alone: of ten such owners at once,
+// exactly one then wins, as with Redisson's.
 func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline time.Time, mlease time.Duration) ([]int, error) {
 	n := len(g.members)
-	var acquired []int
 	var dl time.Time
 	if wait > 0 {
 		dl = deadline
 	}
-	for lead := 0; ; {
+	var acquired []int
+	lead := 0
+	if wait > 0 {
+		all := g.all()
+		got, miss := g.sweep(ctx, all, mlease, dl, n, 0, false)
+		if lead = firstMissed(all, miss); lead < 0 {
+			return got, nil
+		}
+		acquired = g.keepBefore(ctx, got, lead)
+		if err := miss[lead]; !errors.Is(err, ErrLocked) {
+			g.giveBack(ctx, acquired)
+			return nil, g.roundError(map[int]error{lead: err})
+		}
+	}
+	for {
 		var w time.Duration
 		if wait > 0 {
 			if w = time.Until(deadline); w <= 0 {
@@ -231,13 +249,7 @@ func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline tim
 			rest = append(rest, i)
 		}
 		got, miss := g.sweep(ctx, rest, mlease, dl, len(rest), 0, false)
-		first := -1
-		for _, i := range rest {
-			if _, missed := miss[i]; missed {
-				first = i
-				break
-			}
-		}
+		first := firstMissed(rest, miss)
 		if first < 0 {
 			return append(acquired, got...), nil
 		}
@@ -248,6 +260,16 @@ func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline tim
 		}
 		lead = first
 	}
+}
+
+// firstMissed returns the first member of idx that miss has, -1 when none.
+func firstMissed(idx []int, miss map[int]error) int {
+	for _, i := range idx {
+		if _, missed := miss[i]; missed {
+			return i
+		}
+	}
+	return -1
 }
 
 // keepBefore returns the members of idx before first, and gives back those after it: a group
