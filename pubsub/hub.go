@@ -234,15 +234,24 @@ func (b *sub) finish() {
 }
 
 // receive runs one subscription until it ends, and unsubscribes on the same connection when
-// it ends because b.ctx was cancelled.
+// it ends because b.ctx was cancelled. Its Receive context ends after b.ctx, once the
+// subscription is settled (settleGate), so that no dial is cancelled half way.
 func (b *sub) receive() error {
 	c := b.h.client
 	cmd := c.B().Subscribe().Channel(b.key.channel).Build()
 	if b.key.sharded {
 		cmd = c.B().Ssubscribe().Channel(b.key.channel).Build()
 	}
-	ctx := rueidis.WithOnSubscriptionHook(b.ctx, b.onSubscription)
+	rctx, gate, stop := newSettleGate(b.ctx)
+	defer stop()
+	ctx := rueidis.WithOnSubscriptionHook(rctx, func(s rueidis.PubSubSubscription) {
+		if s.Channel == b.key.channel && (s.Kind == "subscribe" || s.Kind == "ssubscribe") {
+			gate.confirmed()
+		}
+		b.onSubscription(s)
+	})
 	ctx = rueidis.WithOnReceiveReturnHook(ctx, func(err error, cc rueidis.CommandClient) error {
+		gate.lost() // rueidis may try again, on a connection it dials
 		if b.ctx.Err() == nil {
 			return err
 		}

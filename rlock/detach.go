@@ -2,9 +2,17 @@ package rlock
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
+
+// errNoReplyInTime is the error of an acquire whose reply did not come within
+// ReleaseTimeout of its start while its caller, who has no deadline, still waited: the
+// request may have run, as when a connection fails after sending it. It matches no context
+// error: the caller did not end.
+var errNoReplyInTime = errors.New("rlock: no reply from Redis within ReleaseTimeout")
 
 // detached is the context of a request that must not be abandoned half way: a release, or
 // an acquire whose caller may give up. It has the values of its parent, none of its
@@ -28,6 +36,17 @@ type detached struct {
 func detach(parent context.Context, d time.Duration) (*detached, func()) {
 	c := &detached{parent: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
 	return c, c.stop
+}
+
+// detachAfter is detach for a request whose caller waits for it: the context ends d after
+// the caller's deadline, or d from now when the caller has none, so that a caller with a
+// deadline never sees its request cut short before the caller itself gives up.
+func detachAfter(caller context.Context, d time.Duration) (*detached, func()) {
+	c, stop := detach(caller, d)
+	if dl, ok := caller.Deadline(); ok && dl.Add(d).After(c.deadline) {
+		c.deadline = dl.Add(d)
+	}
+	return c, stop
 }
 
 func (c *detached) Deadline() (time.Time, bool) { return c.deadline, true }
@@ -96,7 +115,9 @@ type acquireRequest[T any] interface {
 }
 
 // detachedAcquire runs r on the caller's goroutine. With a ctx that can end, r runs under
-// detach(ctx, ReleaseTimeout) instead, so that its reply is never lost to ctx ending; when
+// detachAfter(ctx, ReleaseTimeout) instead, so that its reply is never lost to ctx ending
+// (and a ctx with a deadline never sees it cut short first; one without, after
+// ReleaseTimeout, gets errNoReplyInTime, a lost reply, not a context error); when
 // ctx ended before the reply arrived, it returns ctx.Err(), and if r took something, r.undo
 // gives it back in the background (at once when the Client is closed), bounded by
 // ReleaseTimeout. R is a value type: nothing is allocated for r unless it is undone.
@@ -104,10 +125,14 @@ func detachedAcquire[T any, R acquireRequest[T]](c *Client, ctx context.Context,
 	if ctx.Done() == nil {
 		return r.run(ctx)
 	}
-	rctx, cancel := detach(ctx, c.opts.ReleaseTimeout)
+	rctx, cancel := detachAfter(ctx, c.opts.ReleaseTimeout)
 	defer cancel()
 	v, err := r.run(rctx)
 	if ctx.Err() == nil {
+		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			// rctx ended while the caller still waits: a reply lost, not the caller's end.
+			err = fmt.Errorf("%w: %v", errNoReplyInTime, err)
+		}
 		return v, err
 	}
 	if r.took(v, err) {

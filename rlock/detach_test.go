@@ -71,3 +71,23 @@ func TestDetachedContext(t *testing.T) {
 		assert.ErrorIs(t, child.Err(), context.DeadlineExceeded)
 	})
 }
+
+// An acquire's context outlasts its caller's deadline by the grace, and ends the grace from
+// now for a caller without a deadline.
+func TestDetachAfter(t *testing.T) {
+	caller, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	ctx, stop := detachAfter(caller, time.Second)
+	defer stop()
+	want, _ := caller.Deadline()
+	dl, ok := ctx.Deadline()
+	require.True(t, ok)
+	assert.Equal(t, want.Add(time.Second), dl, "the caller's deadline plus the grace")
+	require.NoError(t, ctx.Err())
+
+	ctx, stop = detachAfter(context.WithoutCancel(caller), time.Second)
+	defer stop()
+	dl, ok = ctx.Deadline()
+	require.True(t, ok)
+	assert.WithinDuration(t, time.Now().Add(time.Second), dl, 500*time.Millisecond, "the grace from now")
+}
