@@ -156,11 +156,7 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 				rest = append(rest, i)
 			}
 		}
-		sweepDeadline := time.Time{}
-		if wait > 0 {
-			sweepDeadline = deadline
-		}
-		got, miss := g.sweep(ctx, rest, mlease, sweepDeadline, g.need-len(acquired), n-g.need-len(failed), wait > 0)
+		got, miss := g.sweep(ctx, rest, mlease, deadline, g.need-len(acquired), n-g.need-len(failed), wait > 0)
 		acquired = append(acquired, got...)
 		first := -1 // the first member held by another owner
 		for _, i := range rest {
@@ -213,10 +209,7 @@ func (g *group) round(ctx context.Context, wait time.Duration, deadline time.Tim
 // exactly one then wins, as with Redisson's.
 func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline time.Time, mlease time.Duration) ([]int, error) {
 	n := len(g.members)
-	var dl time.Time
-	if wait > 0 {
-		dl = deadline
-	}
+	dl := deadline
 	var acquired []int
 	lead := 0
 	if wait > 0 {
@@ -307,8 +300,10 @@ func mergeErrs(failed, miss map[int]error) map[int]error {
 // group can still afford) are still running, and those still running had as long again as
 // the others took (a stopped server must not hold up a RedLock; a running one gets its turn
 // too); once
-// so many failed for errors that need cannot be reached; at deadline plus memberGrace (when
-// not zero); or when ctx ends. A try still running then is abandoned, and gives back the
+// so many failed for errors that need cannot be reached, or, when not waitable, so few are
+// acquired or still running that need cannot be reached (members held by others: ErrLocked);
+// at deadline plus memberGrace (when not zero; a single attempt's deadline is its start);
+// or when ctx ends. A try still running then is abandoned, and gives back the
 // hold it takes. An abandoned member counts as held by another owner (ErrLocked) when need
 // was reached, and otherwise fails with errNoReply; ctx's error when ctx ended.
 func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, deadline time.Time, need, tolerate int, waitable bool) (acquired []int, failed map[int]error) {
@@ -393,8 +388,11 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 		select {
 		case r := <-results:
 			file(r)
-			if errs > len(idx)-need {
+			switch {
+			case errs > len(idx)-need:
 				abandon(ErrLocked)
+			case !waitable && len(acquired)+left < need:
+				abandon(ErrLocked) // the tries still running cannot make need: the outcome is known
 			}
 			if straggle == nil && left > 0 && enough() {
 				t := time.NewTimer(max(time.Since(start), stragglerMin))

@@ -1,0 +1,67 @@
+package rlock
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// TestGroupZeroWaitStoppedServers: a single attempt (no wait) does not wait for stopped
+// servers (SIGSTOP) longer than memberGrace once its outcome is known or its wait has
+// passed: with the group held elsewhere on the running servers it is refused at once;
+// with a majority free on the running servers it acquires; without a majority of running
+// servers it fails with ErrNoQuorum, and the stopped servers keep nothing of it once they
+// resume (a late request that a stopped server runs on resume takes a hold that its 2 s
+// lease ends). ReleaseTimeout is 5 s, the bound these calls used to wait for.
+func TestGroupZeroWaitStoppedServers(t *testing.T) {
+	srvs := startServers(t, 5)
+	ctx := redistest.Context(t, testTimeout)
+	const name = "redlock:zero-wait"
+	r, err := NewRedLock(groupOn(t, srvs, name, Options{ReleaseTimeout: 5 * time.Second})...)
+	require.NoError(t, err)
+	m, err := NewMultiLock(r.Locks()...)
+	require.NoError(t, err)
+	const bound = 2 * time.Second // far below ReleaseTimeout, far above memberGrace
+	a, b := NewOwner(ctx), NewOwner(ctx)
+
+	_, err = r.TryLock(a, 0, 20*time.Second)
+	require.NoError(t, err)
+	srvs[3].Pause(t)
+	srvs[4].Pause(t)
+	start := time.Now()
+	_, err = r.TryLock(b, 0, 2*time.Second)
+	assert.ErrorIs(t, err, ErrLocked, "the running servers say a holds it")
+	assert.Less(t, time.Since(start), bound, "RedLock refused without waiting for the stopped servers")
+	start = time.Now()
+	err = m.TryLock(b, 0, 2*time.Second)
+	assert.ErrorIs(t, err, ErrLocked)
+	assert.Less(t, time.Since(start), bound, "MultiLock refused without waiting for the stopped servers")
+
+	require.NoError(t, r.Unlock(a), "released on the running servers")
+	start = time.Now()
+	_, err = r.TryLock(b, 0, 2*time.Second)
+	require.NoError(t, err, "a majority of running servers")
+	assert.Less(t, time.Since(start), bound)
+	require.NoError(t, r.Unlock(b))
+
+	srvs[2].Pause(t)
+	start = time.Now()
+	_, err = r.TryLock(b, 0, 2*time.Second)
+	assert.ErrorIs(t, err, ErrNoQuorum, "two running servers of five")
+	assert.Less(t, time.Since(start), bound)
+	for _, i := range []int{2, 3, 4} {
+		srvs[i].Resume(t)
+	}
+	require.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
+		for _, l := range r.Locks() {
+			if n, err := l.HoldCount(b); err != nil || n != 0 {
+				return false
+			}
+		}
+		return true
+	}), "b holds nothing on any server once they resume")
+}
