@@ -11,6 +11,12 @@ package lua
 // release "1". The scripts that publish take the publish commands ("PUBLISH", "SPUBLISH"
 // or both) as their last arguments and publish once per command.
 
+// WrongHolder is the error reply of ReadAcquire and WriteAcquire for a lock name whose hash
+// has holder fields but no "mode": a lock of another type (plain, fair, fenced, spin) holds
+// it, and writing a mode into its hash would make both think they hold it. Its code is
+// Redis's own for a key of the wrong type.
+const WrongHolder = "WRONGTYPE the name is held by a lock of another type (a hash of holders without a read-write mode)"
+
 // ReadAcquire takes or re-enters the read lock.
 //
 //	KEYS[1] lock name
@@ -24,10 +30,15 @@ package lua
 // writer is ARGV[3] (a writer may also read), the field's count k is incremented, timeout
 // key k gets the lease, and the lock's TTL becomes the larger of its TTL and the lease. The
 // reply is then nil (acquired). Otherwise it is the lock's PTTL: the writer's remaining
-// lease (-1 when the key has no TTL).
+// lease (-1 when the key has no TTL). A hash without "mode" (another lock type's) is not
+// touched: the reply is the error WrongHolder.
 var ReadAcquire = newScript(`
+local wrongHolder = '`+WrongHolder+`'
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
+	if redis.call('exists', KEYS[1]) == 1 then
+		return redis.error_reply(wrongHolder)
+	end
 	redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)
 	redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1])
 	redis.call('pexpire', KEYS[1], ARGV[1])
@@ -133,10 +144,15 @@ return 1
 // When nobody holds the lock, mode becomes "write", the field's count 1 and the lock's TTL
 // the lease. When the field already holds it, its count is incremented and the lease is
 // added to the lock's TTL. The reply is then nil (acquired); otherwise it is the lock's
-// PTTL (-1 when the key has no TTL). A reader, even the same owner's, waits.
+// PTTL (-1 when the key has no TTL). A reader, even the same owner's, waits. A hash without
+// "mode" (another lock type's) is not touched: the reply is the error WrongHolder.
 var WriteAcquire = newScript(`
+local wrongHolder = '`+WrongHolder+`'
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
+	if redis.call('exists', KEYS[1]) == 1 then
+		return redis.error_reply(wrongHolder)
+	end
 	redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/redis/rueidis"
 )
 
 // Errors of calls. Every error a Lock method returns names the method and the lock
@@ -74,6 +76,12 @@ var (
 	// was refused (see docs/SECURITY.md for what each type needs); errors.As with
 	// *rueidis.RedisError gives Redis's own reply.
 	ErrNoPermission = errors.New("rlock: no permission (Redis ACL)")
+	// ErrWrongType is returned by an acquire when the lock's name holds a key that another
+	// lock type wrote: the read or the write lock of a read-write lock on a name a plain,
+	// fair, fenced or spin lock holds (Java's or Go's), whose hash it leaves untouched; or
+	// any lock on a name that holds a semaphore, a latch or another Redis type (Redis's
+	// WRONGTYPE). Waiting does not change it: group acquires end on it too.
+	ErrWrongType = errors.New("rlock: name in use by another lock type")
 )
 
 // Causes of a context from Lock.Held. A hold ends with ErrReleased after the owner's final
@@ -118,8 +126,29 @@ func (l *Lock) fail(op string, err error) error {
 	if err == nil {
 		return nil // the permission needs are built only for an error
 	}
-	return failOn(op, l.name, l.c.permission(l.needs(), err))
+	return failOn(op, l.name, l.c.permission(l.needs(), wrongType(err)))
 }
+
+// wrongType returns err matching ErrWrongType (and wrapping it) when it is Redis's, or a
+// lock script's, WRONGTYPE reply; otherwise err unchanged.
+func wrongType(err error) error {
+	var re *rueidis.RedisError
+	if errors.As(err, &re) && strings.HasPrefix(re.Error(), "WRONGTYPE") && !errors.Is(err, ErrWrongType) {
+		return &typeError{err}
+	}
+	return err
+}
+
+// typeError is a WRONGTYPE reply: the name holds another lock type's key.
+type typeError struct{ err error }
+
+func (e *typeError) Error() string {
+	return fmt.Sprintf("%s: %v", strings.TrimPrefix(ErrWrongType.Error(), "rlock: "), e.err)
+}
+
+func (e *typeError) Is(target error) bool { return target == ErrWrongType }
+
+func (e *typeError) Unwrap() error { return e.err }
 
 // failOn wraps a non-nil err of method op on the object called name.
 func failOn(op, name string, err error) error {
