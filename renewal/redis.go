@@ -96,8 +96,15 @@ func renewSynced(ctx context.Context, syncFn SyncFunc, cluster bool, read lua.Sc
 		wg.Go(func() {
 			defer func() { <-sem }()
 			replies, err := syncFn(ctx, script(group[0], read), group[0][0].e.name, execs[first:first+len(group)])
-			for i, r := range replies {
-				out[first+i] = chunkReply(r, len(group[i]), err)
+			for i := range group {
+				switch {
+				case i < len(replies):
+					out[first+i] = chunkReply(replies[i], len(group[i]), err)
+				case err != nil:
+					out[first+i] = chunkResult{err: err} // the call was not made
+				default:
+					out[first+i] = chunkResult{err: errShortReply}
+				}
 			}
 		})
 		start = end

@@ -85,3 +85,21 @@ func TestRenewSyncedSeparatesReadHolds(t *testing.T) {
 	renewSynced(context.Background(), syncFn, false, lua.RenewRead, time.Second, [][]item{plain, read})
 	assert.ElementsMatch(t, []string{"renew", "read"}, calls)
 }
+
+// A Sync call that was not made (its replies nil, its error the reason) fails every chunk
+// it carried with that error: none is left without a result.
+func TestRenewSyncedCallNotMade(t *testing.T) {
+	chunks := [][]item{
+		{{e: &entry{entryKey: entryKey{name: "a"}}, hold: hold{field: "c:1"}}},
+		{{e: &entry{entryKey: entryKey{name: "b"}}, hold: hold{field: "c:1"}}},
+	}
+	notMade := errors.New("no turn before the deadline")
+	syncFn := func(context.Context, lua.Script, string, []rueidis.LuaExec) ([]rueidis.RedisResult, error) {
+		return nil, notMade
+	}
+	res := renewSynced(context.Background(), syncFn, false, lua.RenewRead, time.Second, chunks)
+	require.Len(t, res, 2)
+	for i, r := range res {
+		assert.ErrorIs(t, r.err, notMade, "chunk %d", i)
+	}
+}
