@@ -205,7 +205,7 @@ func (l *Lock) execRelease(ctx context.Context, script lua.Script, ks, args []st
 func (l *Lock) execReleaseSynced(ctx context.Context, script lua.Script, ks, args []string, retryArg int) (first rueidis.RedisResult, unconfirmed error) {
 	cks, cargs := slices.Clone(ks), slices.Clone(args)
 	replied := false
-	l.c.replicas.with(ctx, l.name, func(c *syncedConn) rueidis.RedisResult {
+	werr := l.c.replicas.with(ctx, l.name, true, func(c *syncedConn) rueidis.RedisResult {
 		retry := newSyncRetry()
 		for tries := 1; ; tries++ {
 			res, err := c.exec(ctx, script, cks, cargs)
@@ -225,6 +225,9 @@ func (l *Lock) execReleaseSynced(ctx context.Context, script lua.Script, ks, arg
 			}
 		}
 	})
+	if werr != nil { // no turn for a connection before ctx ended: nothing was sent
+		return rueidis.NewErrorResult(werr), nil
+	}
 	return first, unconfirmed
 }
 

@@ -60,6 +60,10 @@ type replicaSync struct {
 	turns     chan struct{}                  // one token per call holding a dedicated connection
 }
 
+// errNoTurn is the error of a synced call whose turn for a dedicated connection did not
+// come before its context ended: nothing was sent.
+var errNoTurn = errors.New("rlock: no connection to the master free in time (replica sync)")
+
 // maxDedicated is how many calls of one Client hold dedicated connections at once.
 const maxDedicated = 64
 
@@ -112,7 +116,7 @@ func (r *replicaSync) renewalSync() renewal.SyncFunc {
 // exec runs s once with keys and args on the master of keys[0] and waits for its replicas;
 // see syncedConn.exec.
 func (r *replicaSync) exec(ctx context.Context, s lua.Script, keys, args []string) (res rueidis.RedisResult, err error) {
-	if werr := r.with(ctx, keys[0], func(c *syncedConn) rueidis.RedisResult {
+	if werr := r.with(ctx, keys[0], true, func(c *syncedConn) rueidis.RedisResult {
 		res, err = c.exec(ctx, s, keys, args)
 		return res
 	}); werr != nil {
@@ -124,7 +128,7 @@ func (r *replicaSync) exec(ctx context.Context, s lua.Script, keys, args []strin
 // execMulti runs s once per exec, all on the master of key over one connection, and waits
 // for its replicas; see syncedConn.execMulti. It is the renewal wheel's Sync function.
 func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, execs []rueidis.LuaExec) (res []rueidis.RedisResult, err error) {
-	if werr := r.with(ctx, key, func(c *syncedConn) rueidis.RedisResult {
+	if werr := r.with(ctx, key, false, func(c *syncedConn) rueidis.RedisResult {
 		res, err = c.execMulti(ctx, s, execs)
 		return res[0]
 	}); werr != nil {
@@ -146,11 +150,12 @@ func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, e
 // an ASK reply (a slot being migrated), or when that wait ends, fn runs again on the shared
 // client, which follows redirects, without WAIT.
 //
-// At most maxDedicated calls of a client hold dedicated connections at once (rueidis
-// opens one per concurrent call, up to its BlockingPoolSize per node, each with its own
-// buffers): the others wait for a turn, and with returns ctx's error, without calling fn,
-// when ctx ends first.
-func (r *replicaSync) with(ctx context.Context, key string, fn func(c *syncedConn) rueidis.RedisResult) error {
+// With turns, at most maxDedicated such calls of a client hold dedicated connections at
+// once (rueidis opens one per concurrent call, up to its BlockingPoolSize per node, each
+// with its own buffers): the others wait for a turn, and with returns an error, without
+// calling fn, (errNoTurn) when ctx ends first. The watchdog's calls take no turn, so that acquires
+// never starve renewals (the wheel bounds its own calls, syncParallel at a time).
+func (r *replicaSync) with(ctx context.Context, key string, turns bool, fn func(c *syncedConn) rueidis.RedisResult) error {
 	c := syncedConn{r: r}
 	if r.cluster {
 		c.slot = keys.Slot(key)
@@ -159,12 +164,14 @@ func (r *replicaSync) with(ctx context.Context, key string, fn func(c *syncedCon
 	if n, fresh := r.count(c.slot); fresh && n == 0 {
 		last = fn(&c)
 	} else {
-		select {
-		case r.turns <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
+		if turns {
+			select {
+			case r.turns <- struct{}{}:
+			case <-ctx.Done():
+				return fmt.Errorf("%w (%v)", errNoTurn, ctx.Err())
+			}
+			defer func() { <-r.turns }()
 		}
-		defer func() { <-r.turns }()
 		last = r.dedicated(&c, fn)
 	}
 	if failed(last) {
