@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -16,6 +17,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/integration/javapeer"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/rlock"
 )
@@ -70,7 +72,93 @@ func TestWaiterScale(t *testing.T) {
 			results = append(results, r)
 		})
 	}
+	if jar, why := javaJar(t); jar == "" {
+		t.Log(why)
+	} else {
+		for _, n := range waiterScaleSizes(t) {
+			if n > javaScaleMax {
+				continue
+			}
+			t.Run(fmt.Sprintf("%d-waiters-java", n), func(t *testing.T) {
+				r := javaWaiterScale(t, jar, n)
+				t.Logf("%s", r)
+				results = append(results, r)
+			})
+		}
+	}
 	t.Logf("\n%s", scaleTable(results))
+}
+
+// orNA formats v with format, or "n/a" when it is NaN (not measured).
+func orNA(v float64, format string) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// javaScaleMax is the largest waiter count tried with Java Redisson.
+const javaScaleMax = 10_000
+
+// javaWaiterScale is waiterScale for Java Redisson with its default configuration: one JVM,
+// n lockAsync calls (one owner id each) on names a Go client holds, released together.
+func javaWaiterScale(t *testing.T, jar string, n int) scaleResult {
+	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+	admin := srv.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	holderC, err := rlock.New(ctx, srv.Client(t), rlock.Options{})
+	require.NoError(t, err)
+	defer holderC.Close()
+	const prefix = "jscale:"
+	name := func(i int) string { return prefix + strconv.Itoa(i) }
+	holder := rlock.NewOwner(ctx)
+	parallel(n, 64, func(i int) { require.NoError(t, holderC.NewLock(name(i)).Lock(holder)) })
+	p := javapeer.Start(t, jar, "redis://"+srv.Addr, javapeer.WithJVMArgs("-Xmx1g"))
+	redistest.Do(t, admin, admin.B().ConfigResetstat().Build())
+	start := time.Now()
+	p.Must(t, ctx, "S", "scale.start", prefix, strconv.Itoa(n))
+	// Wait until the subscriptions stop growing (Redisson may never subscribe them all).
+	seen, since := int64(-1), time.Now()
+	for time.Since(since) < 3*time.Second && time.Since(start) < 2*time.Minute {
+		if c := pubsubChannels(t, []rueidis.Client{admin}); c != seen {
+			seen, since = c, time.Now()
+		}
+		if seen >= int64(n) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	subscribed := time.Since(start)
+	var lastRelease atomic.Int64
+	parallel(n, 64, func(i int) {
+		require.NoError(t, holderC.NewLock(name(i)).Unlock(holder))
+		now := time.Now().UnixNano()
+		for old := lastRelease.Load(); now > old && !lastRelease.CompareAndSwap(old, now); old = lastRelease.Load() {
+		}
+	})
+	res := p.Must(t, ctx, "S", "scale.result", "60000")
+	fields := map[string]string{}
+	for _, kv := range strings.Split(res, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		fields[k] = v
+	}
+	acquired, _ := strconv.Atoi(fields["acquired"])
+	lastMs, _ := strconv.ParseInt(fields["last"], 10, 64)
+	if fields["error"] != "-" {
+		t.Logf("Java: first error %s", fields["error"])
+	}
+	t.Logf("Java: %d subscribed channels seen, %s", seen, res)
+	p.Must(t, ctx, "S", "scale.release")
+	stats := commandStats(t, admin)
+	return scaleResult{
+		setup: "Java Redisson 4.7.0, default config", n: n, clients: 1, errs: int64(n - acquired),
+		subscribeAll:     subscribed,
+		lastAfterRelease: time.Duration(lastMs*int64(time.Millisecond) - lastRelease.Load()),
+		heapPer:          math.NaN(), stackPer: math.NaN(), goroutinesPer: math.NaN(),
+		subPerAcq:   float64(stats["subscribe"]+stats["ssubscribe"]) / float64(n),
+		unsubPerAcq: float64(stats["unsubscribe"]+stats["sunsubscribe"]) / float64(n),
+	}
 }
 
 // scaleTable renders results as a Markdown table.
@@ -79,9 +167,9 @@ func scaleTable(results []scaleResult) string {
 	b.WriteString("| waiters | setup | Clients | errors | all subscribed after | last acquired after last release | heap / waiter | stack / waiter | goroutines / waiter | SUBSCRIBE / acq | UNSUBSCRIBE / acq |\n")
 	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %d | %s | %d | %d | %v | %v | %.0f B | %.0f B | %.2f | %.3f | %.3f |\n",
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %v | %v | %s | %s | %s | %.3f | %.3f |\n",
 			r.n, r.setup, r.clients, r.errs, r.subscribeAll.Round(time.Millisecond), r.lastAfterRelease.Round(time.Millisecond),
-			r.heapPer, r.stackPer, r.goroutinesPer, r.subPerAcq, r.unsubPerAcq)
+			orNA(r.heapPer, "%.0f B"), orNA(r.stackPer, "%.0f B"), orNA(r.goroutinesPer, "%.2f"), r.subPerAcq, r.unsubPerAcq)
 	}
 	return b.String()
 }

@@ -152,9 +152,9 @@ func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, e
 //
 // With turns, at most maxDedicated such calls of a client hold dedicated connections at
 // once (rueidis opens one per concurrent call, up to its BlockingPoolSize per node, each
-// with its own buffers): the others wait for a turn, and with returns an error, without
-// calling fn, (errNoTurn) when ctx ends first. The watchdog's calls take no turn, so that acquires
-// never starve renewals (the wheel bounds its own calls, syncParallel at a time).
+// with its own buffers): the others wait for a turn, and with returns errNoTurn, without
+// calling fn, when ctx ends first. The watchdog's calls take no turn, so that acquires never
+// starve renewals (the wheel bounds its own calls, syncParallel at a time).
 func (r *replicaSync) with(ctx context.Context, key string, turns bool, fn func(c *syncedConn) rueidis.RedisResult) error {
 	c := syncedConn{r: r}
 	if r.cluster {

@@ -193,6 +193,7 @@ public final class Peer {
         final BlockingQueue<Request> queue = new LinkedBlockingQueue<>();
         final Map<String, RLock> locks = new HashMap<>(); // one RLock object per name, as in normal Java code
         final Map<String, RLock> groups = new HashMap<>(); // one multilock/redlock object per type and names
+        WaiterScale scale; // the owner's many waiters (scale.*)
 
         Owner(String name) {
             Thread t = new Thread(this, "owner-" + name);
@@ -229,6 +230,12 @@ public final class Peer {
             }
             if (type.equals("multilock") || type.equals("redlock")) {
                 return group(type, cmd, a);
+            }
+            if (type.equals("scale")) {
+                if (scale == null) {
+                    scale = new WaiterScale(redisson);
+                }
+                return scale.run(cmd, a);
             }
             if (type.equals("fenced")) {
                 String token = fenced(cmd, a);
