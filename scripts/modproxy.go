@@ -3,13 +3,15 @@
 // Modproxy adds a module of this repository, as its working tree holds it now, to a
 // directory laid out as a Go module proxy (GOPROXY=file:///that/directory):
 //
-//	go run scripts/modproxy.go -proxy DIR -version VERSION MODULE_DIR...
+//	go run scripts/modproxy.go -proxy DIR -version VERSION [-gomod FILE -gosum FILE] MODULE_DIR...
 //
 // For each module directory it writes <module>/@v/VERSION.info, .mod and .zip and adds
 // VERSION to <module>/@v/list. The zip holds the files git knows (tracked, or untracked and
-// not ignored) under the module directory, except those of nested modules. The scripts
-// check-deps.sh and check-install.sh use it to resolve and install this repository's
-// modules without a replace directive.
+// not ignored) under the module directory, except those of nested modules; -gomod and
+// -gosum (one module directory only) serve other go.mod and go.sum files in place of the
+// module's, as a release that updated them would. The scripts check-deps.sh and
+// check-install.sh use it to resolve and install this repository's modules without a
+// replace directive.
 package main
 
 import (
@@ -32,22 +34,31 @@ import (
 func main() {
 	proxy := flag.String("proxy", "", "the proxy directory to write")
 	version := flag.String("version", "", "the version to serve the modules at")
+	gomod := flag.String("gomod", "", "a go.mod to serve in place of the module's")
+	gosum := flag.String("gosum", "", "a go.sum to serve in place of the module's")
 	flag.Parse()
-	if *proxy == "" || *version == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: go run scripts/modproxy.go -proxy DIR -version VERSION MODULE_DIR...")
+	if *proxy == "" || *version == "" || flag.NArg() == 0 || (*gomod != "" || *gosum != "") && flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: go run scripts/modproxy.go -proxy DIR -version VERSION [-gomod FILE -gosum FILE] MODULE_DIR...")
 		os.Exit(2)
 	}
 	for _, dir := range flag.Args() {
-		if err := serve(*proxy, *version, dir); err != nil {
+		if err := serve(*proxy, *version, dir, map[string]string{"go.mod": *gomod, "go.sum": *gosum}); err != nil {
 			fmt.Fprintf(os.Stderr, "modproxy: %s: %v\n", dir, err)
 			os.Exit(1)
 		}
 	}
 }
 
-// serve writes the module in dir to the proxy at version.
-func serve(proxy, version, dir string) error {
-	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+// serve writes the module in dir to the proxy at version. A non-empty value of override
+// names the file to serve in place of the module's file named by its key.
+func serve(proxy, version, dir string, override map[string]string) error {
+	source := func(f string) string {
+		if o := override[f]; o != "" {
+			return o
+		}
+		return filepath.Join(dir, filepath.FromSlash(f))
+	}
+	gomod, err := os.ReadFile(source("go.mod"))
 	if err != nil {
 		return err
 	}
@@ -59,7 +70,10 @@ func serve(proxy, version, dir string) error {
 	if err != nil {
 		return err
 	}
-	zipped, err := zipModule(dir, modPath+"@"+version, files)
+	if override["go.sum"] != "" && !slices.Contains(files, "go.sum") {
+		files = append(files, "go.sum")
+	}
+	zipped, err := zipModule(source, modPath+"@"+version, files)
 	if err != nil {
 		return err
 	}
@@ -97,7 +111,7 @@ func modulePath(gomod []byte) (string, error) {
 func moduleFiles(dir string) ([]string, error) {
 	out, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", ".").Output()
 	if err != nil {
-		return nil, fmt.Errorf("git ls-files: %w", err)
+		return nil, fmt.Errorf("git ls-files (this needs a git checkout of the repository): %w", err)
 	}
 	var files, nested []string
 	for _, f := range strings.Split(string(out), "\x00") {
@@ -117,12 +131,12 @@ func moduleFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// zipModule returns the module zip of files, each under prefix/.
-func zipModule(dir, prefix string, files []string) ([]byte, error) {
+// zipModule returns the module zip of files, each under prefix/, read from source(file).
+func zipModule(source func(string) string, prefix string, files []string) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		data, err := os.ReadFile(source(f))
 		if err != nil {
 			return nil, err
 		}
