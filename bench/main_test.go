@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/goredisson/goredisson/integration/rediscontainer"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
@@ -14,5 +15,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(redistest.EnvMode) == "" {
 		_ = os.Setenv(redistest.EnvMode, redistest.ModeProcess)
 	}
+	rediscontainer.Use()
 	redistest.Main(m)
 }

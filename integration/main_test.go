@@ -6,7 +6,11 @@ package integration
 import (
 	"testing"
 
+	"github.com/goredisson/goredisson/integration/rediscontainer"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	rediscontainer.Use()
+	redistest.Main(m)
+}

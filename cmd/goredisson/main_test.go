@@ -13,10 +13,14 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/goredisson/goredisson/integration/rediscontainer"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	rediscontainer.Use()
+	redistest.Main(m)
+}
 
 // javaField is a holder field as Java Redisson writes it: "<client-uuid>:<thread-id>".
 const (

@@ -8,6 +8,7 @@ import (
 
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
+	"github.com/goredisson/goredisson/integration/rediscontainer"
 	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
@@ -16,7 +17,7 @@ import (
 const demoLabel = "io.goredisson.demo"
 
 // startThrowaway starts a Redis on 127.0.0.1 in the way GOREDISSON_REDIS asks for, as the
-// project's tests do: by default a container of redisserver.Image when a Docker engine
+// project's tests do: by default a container of rediscontainer.Image when a Docker engine
 // answers and the image exists, else (also when that container does not start) a
 // redis-server from PATH. The error says how to get either when neither works; a bad
 // GOREDISSON_REDIS is a usage error.
@@ -26,6 +27,7 @@ func startThrowaway(ctx context.Context) (*redisserver.Server, error) {
 		return nil, withCode(exitUsage, err)
 	}
 	tclog.SetDefault(tclog.NewNoopLogger()) // its chatter would hide the demo's output
+	rediscontainer.Use()
 	srv, err := redisserver.Start(ctx, redisserver.Options{
 		Mode:      mode,
 		FallBack:  true,
@@ -61,5 +63,5 @@ Do one of these, then run the demo again:
         dockerd --iptables=false --ip-forward=false --ip-masq=false &
         bash scripts/redis-image/build.sh
   - or point the demo at a Redis you run:
-        goredisson demo --redis 127.0.0.1:6379`, containerWhy, processWhy, redisserver.Image)
+        goredisson demo --redis 127.0.0.1:6379`, containerWhy, processWhy, rediscontainer.Image)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/goredisson/goredisson/integration/rediscontainer"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
@@ -17,5 +18,6 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(permitsEnv); spec != "" {
 		os.Exit(runPermitHolder(spec))
 	}
+	rediscontainer.Use()
 	redistest.Main(m)
 }

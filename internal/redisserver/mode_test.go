@@ -2,9 +2,9 @@ package redisserver
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestRequestedMode(t *testing.T) {
@@ -25,14 +25,12 @@ func TestRequestedMode(t *testing.T) {
 	}
 }
 
-func TestMissingImageSaysHowToBuild(t *testing.T) {
-	if err := DockerReady(); err != nil && strings.Contains(err.Error(), "no Docker engine") {
-		t.Skipf("no Docker engine: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := ProbeImage(ctx, "goredisson/redis:no-such-tag")
-	if err == nil || !strings.Contains(err.Error(), "scripts/redis-image/build.sh") {
-		t.Fatalf("ProbeImage(missing tag) = %v, want a message naming scripts/redis-image/build.sh", err)
+// This package's test binary installs no Containers, like every test binary of the
+// library module.
+func TestContainerModeWithoutContainers(t *testing.T) {
+	_, err := Start(context.Background(), Options{Mode: ModeContainer})
+	var ue *UnavailableError
+	if !errors.As(err, &ue) || !errors.Is(ue.Container, ErrNoContainers) || ue.Process != nil {
+		t.Fatalf("Start(container) without Containers = %v, want an UnavailableError with ErrNoContainers only", err)
 	}
 }

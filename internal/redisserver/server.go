@@ -87,20 +87,21 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	var containerErr error
 	switch mode {
 	case ModeContainer:
-		k, err := StartContainer(ctx, opts.Container)
+		k, err := startContainer(ctx, opts.Container)
 		if err != nil {
 			return nil, &UnavailableError{Container: err}
 		}
 		return containerServer(k, why), nil
 	case ModeProcess:
 	case ModeAuto:
-		if containerErr = DockerReady(); containerErr != nil {
+		var c Containers
+		if c, containerErr = containers(); containerErr != nil {
 			why = fmt.Sprintf("auto: no container because %v", containerErr)
 			break
 		}
-		k, err := StartContainer(ctx, opts.Container)
+		k, err := c.Start(ctx, opts.Container)
 		if err == nil {
-			return containerServer(k, "auto: a Docker engine answers and "+Image+" exists"), nil
+			return containerServer(k, "auto: containers are ready"), nil
 		}
 		if !opts.FallBack || ctx.Err() != nil {
 			return nil, &UnavailableError{Container: err}
@@ -121,11 +122,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // containerServer is the Server of a started container.
-func containerServer(k *Container, why string) *Server {
-	return &Server{
-		Addr: k.Addr(), Mode: ModeContainer, How: why + "; image " + Image, b: k,
-		describe: func() string { return fmt.Sprintf("container %s of %s", k.ID()[:min(12, len(k.ID()))], Image) },
-	}
+func containerServer(k Container, why string) *Server {
+	return &Server{Addr: k.Addr(), Mode: ModeContainer, How: why + "; " + k.Describe(), b: k, describe: k.Describe}
 }
 
 // Describe names what runs, for a person: "container 0123456789ab of

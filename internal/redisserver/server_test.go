@@ -14,27 +14,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/moby/moby/client"
-	"github.com/testcontainers/testcontainers-go"
 )
 
-// need skips t when mode cannot run here, unless CI is set: then it fails.
-func need(t *testing.T, mode string) {
+// needRedisServer skips t when redis-server is not in PATH, unless CI is set: then it
+// fails.
+func needRedisServer(t *testing.T) {
 	t.Helper()
-	var err error
-	if mode == ModeContainer {
-		err = DockerReady()
-	} else {
-		_, err = exec.LookPath("redis-server")
-	}
+	_, err := exec.LookPath("redis-server")
 	if err == nil {
 		return
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("%s mode must run here: %v", mode, err)
+		t.Fatalf("process mode must run here: %v", err)
 	}
-	t.Skipf("%s mode unavailable: %v", mode, err)
+	t.Skipf("process mode unavailable: %v", err)
 }
 
 func startCtx(t *testing.T) context.Context {
@@ -45,7 +38,7 @@ func startCtx(t *testing.T) context.Context {
 }
 
 func TestProcessServerStopLeavesNothing(t *testing.T) {
-	need(t, ModeProcess)
+	needRedisServer(t)
 	ctx := startCtx(t)
 	s, err := Start(ctx, Options{Mode: ModeProcess})
 	if err != nil {
@@ -91,7 +84,7 @@ func TestNoRedisServerInPath(t *testing.T) {
 }
 
 func TestLaunchOnFreePortSkipsATakenPort(t *testing.T) {
-	need(t, ModeProcess)
+	needRedisServer(t)
 	bin, _ := exec.LookPath("redis-server")
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -125,41 +118,5 @@ func TestLaunchOnFreePortSkipsATakenPort(t *testing.T) {
 	}
 	if err := Ping(p.Addr(), time.Second); err != nil {
 		t.Fatalf("PING %s: %v", p.Addr(), err)
-	}
-}
-
-func TestContainerServerCarriesLabelsAndStopRemovesIt(t *testing.T) {
-	need(t, ModeContainer)
-	t.Setenv(EnvRun, "redisserver-test")
-	ctx := startCtx(t)
-	s, err := Start(ctx, Options{Mode: ModeContainer, Container: ContainerOptions{Labels: map[string]string{"io.goredisson.test": "yes"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s on %s (%s)", s.Describe(), s.Addr, s.How)
-	id := s.b.(*Container).ID()
-	if want := "container " + id[:12] + " of " + Image; s.Describe() != want {
-		t.Errorf("Describe() = %q, want %q", s.Describe(), want)
-	}
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	info, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l := info.Container.Config.Labels; l["io.goredisson.test"] != "yes" || l[RunLabel] != "redisserver-test" {
-		t.Errorf("labels %v, want io.goredisson.test=yes and %s=redisserver-test", l, RunLabel)
-	}
-	if err := Ping(s.Addr, time.Second); err != nil {
-		t.Fatalf("PING: %v", err)
-	}
-	if err := s.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err == nil {
-		t.Errorf("container %s still exists after Stop", id)
 	}
 }

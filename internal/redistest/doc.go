@@ -38,27 +38,18 @@
 //
 // The environment variable GOREDISSON_REDIS picks how servers run:
 //
-//   - "container": a container of the locally built image goredisson/redis:7.0.15
-//     (see scripts/redis-image/build.sh), started with testcontainers-go and published
-//     on 127.0.0.1 only, on a host port fixed up front so the address survives a
-//     restart. Nothing is ever pulled: a missing image fails the test with the
-//     command that builds it.
 //   - "process": a redis-server child process on a free loopback port, without
-//     persistence (no RDB snapshots,
-//     no AOF), in its own temporary directory.
-//   - "auto" or unset: "container" when a Docker engine answers and the image exists,
-//     "process" otherwise.
+//     persistence (no RDB snapshots, no AOF), in its own temporary directory.
+//   - "container": a container of the locally built image goredisson/redis:7.0.15 (see
+//     scripts/redis-image/build.sh), published on 127.0.0.1 only, on a host port fixed up
+//     front so the address survives a restart. Only test binaries that install the
+//     integration module's container backend can run it (the integration tests, the
+//     command's and the benchmarks' tests, from their TestMain:
+//     rediscontainer.Use() before [Main]); the library's own test binaries do not, so
+//     that its module does not depend on testcontainers-go, and fail in this mode.
+//   - "auto" or unset: "container" when the test binary installed the container backend
+//     and a Docker engine with the image is there, "process" otherwise.
 //
 // The first server of each kind logs which path ran, to the test log and to stderr.
 // In both modes a restarted server is empty: nothing is persisted.
-//
-// # Environment
-//
-// [Main] (and the first container start, if Main is not used) defaults
-// TESTCONTAINERS_RYUK_DISABLED=true (the reaper's image cannot be pulled here) and
-// TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 (these machines have /.dockerenv, and
-// without the override testcontainers would dial the default gateway). Values
-// already set are kept. When GOREDISSON_RUN is set (.ci/run sets it), containers
-// carry the label io.goredisson.run with its value, so that one run can remove its
-// own leftovers without touching another run's containers.
 package redistest

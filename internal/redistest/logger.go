@@ -6,16 +6,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
-// switchLogger sends testcontainers' log lines to a test's log while that test runs
+// switchLogger sends a container backend's log lines to a test's log while that test runs
 // and to stderr after detach (a test's log must not be written once it has ended).
 type switchLogger struct {
 	tb atomic.Pointer[testing.TB]
 }
 
-var _ tclog.Logger = (*switchLogger)(nil)
+var _ redisserver.Logger = (*switchLogger)(nil)
 
 func newSwitchLogger(tb testing.TB) *switchLogger {
 	l := &switchLogger{}
@@ -25,7 +25,7 @@ func newSwitchLogger(tb testing.TB) *switchLogger {
 	return l
 }
 
-// Printf implements tclog.Logger.
+// Printf implements redisserver.Logger.
 func (l *switchLogger) Printf(format string, v ...any) {
 	if tb := l.tb.Load(); tb != nil {
 		(*tb).Helper()

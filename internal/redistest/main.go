@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/goredisson/goredisson/internal/redisserver"
 )
 
 // mainRunning is set by Main; Shared requires it.
@@ -21,8 +19,7 @@ var mainRunning atomic.Bool
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 //
-// It defaults TESTCONTAINERS_RYUK_DISABLED=true and TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
-// (values already set are kept), runs the tests, stops every server still running
+// It runs the tests, stops every server still running
 // (the [Shared] one and any [Start]ed one whose cleanup did not run), then, if the
 // tests passed, checks that no goroutine outlives them (go.uber.org/goleak; rueidis
 // clients must be closed, which [Server.Client] does). extra adds goleak options for
@@ -30,7 +27,6 @@ var mainRunning atomic.Bool
 // exits the process: with the tests' code, or 1 when stopping a server or the leak
 // check failed.
 func Main(m *testing.M, extra ...goleak.Option) {
-	redisserver.SetTestcontainersEnv()
 	mainRunning.Store(true)
 	code := 0
 	if err := exportShared(); err != nil {

@@ -11,7 +11,8 @@ import (
 
 // Modes a [Server] can run in, as returned by [Server.Mode].
 const (
-	// ModeContainer runs Redis in a container of [Image] through testcontainers-go.
+	// ModeContainer runs Redis in a container, in a test binary that installed a way to
+	// run them (see the package doc).
 	ModeContainer = redisserver.ModeContainer
 	// ModeProcess runs redis-server as a child process of the test binary.
 	ModeProcess = redisserver.ModeProcess
@@ -20,10 +21,6 @@ const (
 // EnvMode is the environment variable that selects the mode: "container", "process"
 // or "auto" (the default when it is unset or empty).
 const EnvMode = redisserver.EnvMode
-
-// Image is the locally built Redis image used in container mode. Build it with
-// scripts/redis-image/build.sh; it is never pulled.
-const Image = redisserver.Image
 
 var announced sync.Map // message -> struct{}{}
 

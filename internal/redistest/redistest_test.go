@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,29 +15,11 @@ import (
 
 func TestMain(m *testing.M) { Main(m) }
 
-// forEachMode runs f as a parallel subtest per mode. A mode that cannot run here is
-// skipped, unless CI is set or GOREDISSON_REDIS asks for it: then it fails.
-func forEachMode(t *testing.T, f func(t *testing.T, mode string)) {
-	for _, mode := range []string{ModeProcess, ModeContainer} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			if err := modeUnavailable(mode); err != nil {
-				if os.Getenv("CI") != "" || os.Getenv(EnvMode) == mode {
-					t.Fatalf("%s mode must run here: %v", mode, err)
-				}
-				t.Skipf("%s mode unavailable: %v", mode, err)
-			}
-			f(t, mode)
-		})
-	}
-}
-
-func modeUnavailable(mode string) error {
-	if mode == ModeContainer {
-		return redisserver.DockerReady()
-	}
-	_, err := exec.LookPath("redis-server")
-	return err
+// inProcess runs f as a parallel test in process mode. This module's test binaries run
+// no containers; the same checks for container mode are in integration/rediscontainer.
+func inProcess(t *testing.T, f func(t *testing.T, mode string)) {
+	t.Parallel()
+	f(t, ModeProcess)
 }
 
 // do runs one command with a 5 s deadline.
@@ -51,7 +31,7 @@ func do(t *testing.T, c rueidis.Client, args ...string) rueidis.RedisResult {
 }
 
 func TestStartGivesEmptyLoopbackServer(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode string) {
+	inProcess(t, func(t *testing.T, mode string) {
 		start := time.Now()
 		s := startMode(t, mode)
 		t.Logf("%s server ready on %s in %v", mode, s.Addr, time.Since(start))
@@ -82,7 +62,7 @@ func TestStartGivesEmptyLoopbackServer(t *testing.T) {
 }
 
 func TestRestartKeepsAddrAndLosesData(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode string) {
+	inProcess(t, func(t *testing.T, mode string) {
 		s := startMode(t, mode)
 		addr := s.Addr
 		c := s.Client(t)
@@ -117,7 +97,7 @@ func TestRestartKeepsAddrAndLosesData(t *testing.T) {
 }
 
 func TestKillRefusesConnectionsUntilRestart(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode string) {
+	inProcess(t, func(t *testing.T, mode string) {
 		s := startMode(t, mode)
 		s.Kill(t)
 		if err := redisserver.Ping(s.Addr, time.Second); err == nil {
@@ -131,7 +111,7 @@ func TestKillRefusesConnectionsUntilRestart(t *testing.T) {
 }
 
 func TestPauseBlocksCommandsUntilResume(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode string) {
+	inProcess(t, func(t *testing.T, mode string) {
 		s := startMode(t, mode)
 		c := s.Client(t)
 		if err := do(t, c, "SET", "k", "v").Error(); err != nil {
@@ -160,7 +140,7 @@ func TestPauseBlocksCommandsUntilResume(t *testing.T) {
 }
 
 func TestKillWhilePausedThenRestart(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode string) {
+	inProcess(t, func(t *testing.T, mode string) {
 		s := startMode(t, mode)
 		s.Pause(t)
 		s.Kill(t)

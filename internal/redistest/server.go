@@ -25,7 +25,7 @@ type Server struct {
 	Addr string
 
 	shared bool
-	log    *switchLogger // testcontainers' lines about this server
+	log    *switchLogger // the container backend's lines about this server
 
 	mu    sync.Mutex
 	state serverState
@@ -125,7 +125,7 @@ func (s *Server) terminate() error {
 
 // newServer starts a server in the mode that EnvMode selects (mode == "") or in the
 // given mode, with options for process mode, and logs the path taken once per distinct
-// path to tb. testcontainers' log lines go to tb while it runs, or to stderr for a
+// path to tb. A container backend's log lines go to tb while it runs, or to stderr for a
 // shared server, which outlives tb.
 func newServer(tb testing.TB, mode string, shared bool, popts ProcessOptions) (*Server, error) {
 	logTo := tb

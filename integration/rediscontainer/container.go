@@ -1,4 +1,4 @@
-package redisserver
+package rediscontainer
 
 import (
 	"context"
@@ -16,52 +16,41 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
+
+	"github.com/goredisson/goredisson/internal/redisserver"
 )
-
-// EnvRun names a test run; when set, its value labels every container under [RunLabel], so
-// that the run's containers can be removed without touching those of other runs (.ci/run
-// sets it).
-const EnvRun = "GOREDISSON_RUN"
-
-// RunLabel is the container label that holds the value of [EnvRun].
-const RunLabel = "io.goredisson.run"
 
 // redisPort is the port Redis listens on inside the container.
 var redisPort = network.MustParsePort("6379/tcp")
 
-// ContainerOptions adjust the container of [StartContainer].
-type ContainerOptions struct {
-	// Labels are added to the container's labels (besides [RunLabel]).
-	Labels map[string]string
-	// Logger receives testcontainers' lines about this container; nil discards them.
-	Logger tclog.Logger
-}
-
 // Container is Redis in a container of [Image], published on 127.0.0.1 at a host port
 // chosen up front, so that a stopped and started container keeps its address.
 //
-// Its methods are not safe for concurrent use.
+// It is a [redisserver.Container]. Its methods are not safe for concurrent use.
 type Container struct {
 	c    *tcredis.RedisContainer
 	cli  *testcontainers.DockerClient // for kill, pause, unpause
 	addr string                       // 127.0.0.1:port
+
+	stopped bool
 }
 
-// StartContainer creates and starts a container of [Image] and returns once Redis answers
-// PING on its loopback address. It fails at once, saying what is missing, unless
-// [DockerReady] returns nil.
-func StartContainer(ctx context.Context, opts ContainerOptions) (*Container, error) {
+// Start creates and starts a container of [Image] and returns once Redis answers PING on
+// its loopback address. Its labels are opts.Labels and, when [EnvRun] is set, [RunLabel];
+// opts.Logger (nil: none) receives testcontainers' lines about it. It fails at once,
+// saying what is missing, unless [DockerReady] returns nil.
+func Start(ctx context.Context, opts redisserver.ContainerOptions) (*Container, error) {
 	if err := DockerReady(); err != nil {
 		return nil, fmt.Errorf("container mode unavailable: %w", err)
 	}
-	port, err := FreePort()
+	port, err := redisserver.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	hostPort := strconv.Itoa(port)
-	logger := opts.Logger
-	if logger == nil {
-		logger = tclog.NewNoopLogger()
+	var logger tclog.Logger = tclog.NewNoopLogger()
+	if opts.Logger != nil {
+		logger = opts.Logger
 	}
 	labels := maps.Clone(opts.Labels)
 	if run := os.Getenv(EnvRun); run != "" {
@@ -112,7 +101,7 @@ func (k *Container) check(ctx context.Context, hostPort string) error {
 	if mapped.Port() != hostPort {
 		return fmt.Errorf("the container published 6379 on host port %s, want %s", mapped.Port(), hostPort)
 	}
-	return WaitPing(ctx, k.addr)
+	return redisserver.WaitPing(ctx, k.addr)
 }
 
 // Addr returns the 127.0.0.1:port the server is published on. It stays the same across
@@ -121,6 +110,12 @@ func (k *Container) Addr() string { return k.addr }
 
 // ID returns the container's ID.
 func (k *Container) ID() string { return k.c.GetContainerID() }
+
+// Describe names the container for a person: "container 0123456789ab of
+// goredisson/redis:7.0.15".
+func (k *Container) Describe() string {
+	return fmt.Sprintf("container %s of %s", k.ID()[:min(12, len(k.ID()))], Image)
+}
 
 // state returns the container's state as the engine reports it.
 func (k *Container) state(ctx context.Context) (*container.State, error) {
@@ -133,7 +128,7 @@ func (k *Container) state(ctx context.Context) (*container.State, error) {
 
 // waitState polls the engine until want accepts the container's state.
 func (k *Container) waitState(ctx context.Context, what string, want func(*container.State) bool) error {
-	return Poll(ctx, "container "+what, func() error {
+	return redisserver.Poll(ctx, "container "+what, func() error {
 		st, err := k.state(ctx)
 		if err != nil {
 			return err
@@ -176,7 +171,7 @@ func (k *Container) Restart(ctx context.Context) error {
 	if err := k.c.Start(ctx); err != nil {
 		return fmt.Errorf("start the container again on %s: %w", k.addr, err)
 	}
-	return WaitPing(ctx, k.addr)
+	return redisserver.WaitPing(ctx, k.addr)
 }
 
 // Pause freezes the container (docker pause) and returns once the engine reports it
@@ -197,11 +192,16 @@ func (k *Container) Resume(ctx context.Context) error {
 	if err := k.waitState(ctx, "running", func(st *container.State) bool { return st.Running && !st.Paused }); err != nil {
 		return err
 	}
-	return WaitPing(ctx, k.addr)
+	return redisserver.WaitPing(ctx, k.addr)
 }
 
-// Stop removes the container (unpausing it first) and closes the Docker client.
+// Stop removes the container (unpausing it first) and closes the Docker client. Calling it
+// again is harmless.
 func (k *Container) Stop(ctx context.Context) error {
+	if k.stopped {
+		return nil
+	}
+	k.stopped = true
 	var errs []error
 	if k.cli != nil {
 		if st, err := k.state(ctx); err == nil && st.Paused {
