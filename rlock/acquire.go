@@ -199,7 +199,10 @@ func (l *Lock) decode(res rueidis.RedisResult) (reply, error) {
 			return reply{}, err
 		case len(v) != 2:
 			return reply{}, fmt.Errorf("rlock: unexpected reply of the fenced acquire script: %v", v)
-		case v[1] > 0:
+		case v[0] == -1 && v[1] != -1:
+			// Acquired, as Java reads it (the first element -1), whatever the counter held:
+			// a token that is not positive is still the hold's. {-1, -1} is a holder's key
+			// without a TTL.
 			return reply{acquired: true, token: v[1]}, nil
 		}
 		return reply{ttl: v[0]}, nil

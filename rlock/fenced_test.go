@@ -173,3 +173,22 @@ func TestFencedBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.ErrorIs(t, f.Unlock(owned), ErrClosed)
 }
+
+// A token counter that someone set to a negative number (so INCR returns 0): the acquire
+// holds the lock, as Java reads the reply (its first element -1), and reports the token;
+// it is not left holding a hold it thinks it does not have.
+func TestFencedNonPositiveTokenStillHolds(t *testing.T) {
+	c, rc := newClient(t, redistest.Shared(t), Options{})
+	name := redistest.Name(t)
+	redistest.Do(t, rc, rc.B().Set().Key("redisson_lock_token:{"+name+"}").Value("-1").Build())
+	f := c.NewFencedLock(name)
+	ctx := NewOwner(redistest.Context(t, 10*time.Second))
+	tok, err := f.TryLock(ctx, 0, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), tok)
+	held, err := f.IsHeld(ctx)
+	require.NoError(t, err)
+	assert.True(t, held)
+	require.NoError(t, f.Unlock(ctx))
+	assert.False(t, redistest.Exists(t, rc, name))
+}
