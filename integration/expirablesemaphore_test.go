@@ -141,3 +141,32 @@ func TestInteropExpirableSemaphore(t *testing.T) {
 		assert.Equal(t, "0", java("acquired"))
 	})
 }
+
+// TestInteropExpirablePermitsReclaimed: a Go call takes the most permits one call may (5,000)
+// with a short lease and forgets them; once they expire, a Java acquire reclaims them all in
+// one call (Redisson reclaims every expired permit in one Lua unpack, which fails from about
+// 8,000) and gets its permit.
+func TestInteropExpirablePermitsReclaimed(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name, n = "interopXSem:reclaim", 5000
+		s := e.goc.NewExpirableSemaphore(name)
+		_, err := s.TrySetPermits(e.ctx, n)
+		require.NoError(t, err)
+		ids, err := s.Acquire(e.ctx, n, 300*time.Millisecond)
+		require.NoError(t, err)
+		require.Len(t, ids, n)
+		_, err = s.Acquire(e.ctx, n+1, time.Second)
+		require.ErrorIs(t, err, rlock.ErrInvalidPermits, "one call takes at most 5,000")
+		require.True(t, redistest.Poll(10*time.Second, 20*time.Millisecond, func() bool {
+			min, err := e.rc.Do(e.ctx, e.rc.B().Zrange().Key("{"+name+"}:timeout").Min("0").Max("0").Withscores().Build()).AsZScores()
+			return err == nil && len(min) == 1 && int64(min[0].Score) < time.Now().UnixMilli()
+		}), "the permits expired")
+		jid := e.peer.Must(t, e.ctx, "J", "xsem.tryacquire", name, "1", "5000", "60000")
+		require.Len(t, strings.Split(jid, ","), 1, "Java reclaimed the expired permits and took one")
+		e.peer.Must(t, e.ctx, "J", "xsem.release", name, jid)
+		avail, err := s.AvailablePermits(e.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(n), avail, "every permit back")
+	})
+}

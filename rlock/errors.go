@@ -55,7 +55,8 @@ var (
 	// ErrInvalidPermits is returned by the Semaphore calls that take a number of permits when
 	// it is out of range: not positive (Acquire, TryAcquire, Release), negative
 	// (TrySetPermits) or zero (AddPermits), beyond Java's int (as Redisson's semaphores take
-	// permits), or, for ExpirableSemaphore's Acquire and TryAcquire, above 65,536 per call.
+	// permits), or, for ExpirableSemaphore's Acquire and TryAcquire, above 5,000 per call (what
+	// Redisson's acquire can reclaim at once when they expire).
 	ErrInvalidPermits = errors.New("rlock: invalid permits")
 	// ErrCrossSlot is returned by the CountDownLatch calls that write (TrySetCount,
 	// CountDown, Delete) on a Redis Cluster when the latch's name has a hash tag of its own:

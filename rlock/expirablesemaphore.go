@@ -80,8 +80,8 @@ func (s *ExpirableSemaphore) AddPermits(ctx context.Context, n int64) error {
 // its lease updated before; a lease of 0 means it never expires. While too few permits are
 // available it sleeps until a release is published or the earliest held permit expires
 // (nobody publishes an expiry: the waiter wakes on its own at that time and reclaims the
-// permit), and does not poll. It returns ErrInvalidPermits for n ≤ 0 or n > 65,536 (each
-// permit has an id of its own), ErrInvalidLease for a negative lease, and ctx.Err() when ctx
+// permit), and does not poll. It returns ErrInvalidPermits for n ≤ 0 or n > 5,000 (each
+// permit has an id of its own; Redisson cannot reclaim more expired permits at once), ErrInvalidLease for a negative lease, and ctx.Err() when ctx
 // ends first, having taken nothing.
 func (s *ExpirableSemaphore) Acquire(ctx context.Context, n int64, lease time.Duration) ([]string, error) {
 	ids, err := s.acquire(ctx, n, lease, unbounded)
@@ -220,8 +220,10 @@ func (s *ExpirableSemaphore) forget(ctx context.Context, raw []string) {
 }
 
 // maxPermitIDs is the most permits one Acquire or TryAcquire takes: each has an id of its
-// own, made by the client and passed to the script.
-const maxPermitIDs = 1 << 16
+// own, made by the client and passed to the script. Redisson's acquire reclaims every
+// expired permit of the semaphore in one Lua unpack, which fails from about 8,000 ("too many
+// results to unpack"): one Go call never creates more than Java can reclaim.
+const maxPermitIDs = 5000
 
 // newPermitIDs returns n new permit ids, as shown (hex) and as stored (raw bytes).
 func newPermitIDs(n int64) (ids, raw []string) {

@@ -242,3 +242,19 @@ func TestExpirableSemaphoreErrors(t *testing.T) {
 	_, err = s.AvailablePermits(f.base)
 	assert.ErrorIs(t, err, ErrClosed)
 }
+
+// One call takes at most maxPermitIDs permits, what Redisson can reclaim at once.
+func TestExpirableSemaphorePermitsPerCall(t *testing.T) {
+	f := newFixture(t, Options{})
+	s := f.c.NewExpirableSemaphore(f.name)
+	_, err := s.TrySetPermits(f.base, maxPermitIDs+1)
+	require.NoError(t, err)
+	_, err = s.Acquire(f.base, maxPermitIDs+1, time.Minute)
+	assert.ErrorIs(t, err, ErrInvalidPermits)
+	_, err = s.TryAcquire(f.base, maxPermitIDs+1, time.Minute, 0)
+	assert.ErrorIs(t, err, ErrInvalidPermits)
+	ids, err := s.Acquire(f.base, maxPermitIDs, time.Minute)
+	require.NoError(t, err)
+	assert.Len(t, ids, maxPermitIDs)
+	require.NoError(t, s.Release(f.base, ids...))
+}
