@@ -103,6 +103,9 @@ func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	if l.kind == writeLock && l.upgrade(field) {
+		return 0, ErrUpgrade
+	}
 	start := time.Now()
 	token, err := l.wait(ctx, field, wait, lease)
 	l.c.obs.acquireDone(ctx, start, err)

@@ -56,3 +56,32 @@ func TestCrossTypeRefused(t *testing.T) {
 		assert.ErrorIs(t, err, ErrWrongType)
 	})
 }
+
+// TestNoUpgrade: an owner that holds the read lock asking for the write lock gets ErrUpgrade
+// at once, from TryLock and Lock alike (Lock would otherwise wait for ever); a writer may
+// still read, re-enter its write, and downgrade; another owner's read does not count.
+func TestNoUpgrade(t *testing.T) {
+	f := newFixture(t, Options{})
+	rw := f.c.NewReadWriteLock(f.name)
+	r, w := rw.ReadLock(), rw.WriteLock()
+	reader := NewOwner(f.base)
+	require.NoError(t, r.Lock(reader))
+	start := time.Now()
+	err := w.TryLock(reader, time.Minute, 0)
+	require.ErrorIs(t, err, ErrUpgrade)
+	assert.ErrorContains(t, err, `rlock: TryLock "`+f.name+`"`)
+	assert.ErrorIs(t, w.Lock(reader), ErrUpgrade, "Lock does not wait for ever")
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.ErrorIs(t, w.TryLock(NewOwner(f.base), 0, 0), ErrLocked, "another owner is refused as before")
+	require.NoError(t, r.Unlock(reader))
+
+	writer := NewOwner(f.base)
+	require.NoError(t, w.Lock(writer))
+	require.NoError(t, r.Lock(writer), "a writer may read")
+	require.NoError(t, w.TryLock(writer, 0, 0), "and re-enter its write while it reads")
+	require.NoError(t, w.Unlock(writer))
+	require.NoError(t, w.Unlock(writer), "downgrade: the read stays")
+	assert.ErrorIs(t, w.TryLock(writer, 0, 0), ErrUpgrade)
+	require.NoError(t, r.Unlock(writer))
+	assert.False(t, redistest.Exists(t, f.rc, f.name))
+}

@@ -77,6 +77,12 @@ var (
 	// was refused (see docs/SECURITY.md for what each type needs); errors.As with
 	// *rueidis.RedisError gives Redis's own reply.
 	ErrNoPermission = errors.New("rlock: no permission (Redis ACL)")
+	// ErrUpgrade is returned at once, without waiting, by the write lock's acquires
+	// (WriteLock().Lock, TryLock, LockFor, Do) when ctx's owner holds the read lock of the
+	// same read-write lock through the same Client and not its write lock: its own read
+	// would keep it waiting for ever (Redisson's waits). Release the read first; a writer
+	// may take the read lock and then release its write (a downgrade).
+	ErrUpgrade = errors.New("rlock: read lock held by this owner: it cannot take the write lock (no upgrade)")
 	// ErrWrongType is returned by an acquire when the lock's name holds a key that another
 	// lock type wrote: the read or the write lock of a read-write lock on a name a plain,
 	// fair, fenced or spin lock holds (Java's or Go's), whose hash it leaves untouched; or

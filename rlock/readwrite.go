@@ -1,6 +1,10 @@
 package rlock
 
-import "github.com/goredisson/goredisson/internal/keys"
+import (
+	"strings"
+
+	"github.com/goredisson/goredisson/internal/keys"
+)
 
 // writerSuffix ends the hash field of a write hold: "<client-uuid>:<owner>:write".
 const writerSuffix = ":write"
@@ -16,8 +20,8 @@ const writerSuffix = ":write"
 //   - Readers share: a read acquisition succeeds while the lock is free or held for reading.
 //   - The writer is alone: a write acquisition succeeds only while the lock is free, or held
 //     for writing by the same owner (a re-entry). A reader cannot upgrade: an owner that
-//     holds the read lock and asks for the write lock waits, for ever if it is the only
-//     reader, until its own read is released — release the read first.
+//     holds the read lock through this Client and asks for the write lock gets ErrUpgrade
+//     at once (Redisson's waits, for ever if it is the only reader) — release the read first.
 //   - The writer may also read: an owner that holds the write lock acquires the read lock at
 //     once. When it then releases the write lock, its reads remain and the lock is held for
 //     reading (a downgrade), which other readers may then share.
@@ -69,3 +73,10 @@ func (rw *ReadWriteLock) ReadLock() *Lock { return rw.read }
 // held for writing and publishes "1"; IsLocked reports whether the mode is "write".
 // HoldCount and IsHeld count the owner's writes only.
 func (rw *ReadWriteLock) WriteLock() *Lock { return rw.write }
+
+// upgrade reports whether writer field asks for the write lock while its owner holds the
+// read lock through this Client, and not the write lock: a wait that could never end, since
+// the owner's own read keeps the writer out.
+func (l *Lock) upgrade(field string) bool {
+	return l.c.holds.has(l.name, strings.TrimSuffix(field, writerSuffix)) && !l.c.holds.has(l.name, field)
+}

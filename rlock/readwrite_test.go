@@ -261,7 +261,7 @@ func TestReadWriteDowngradeNoUpgrade(t *testing.T) { // RW-02, RW-10, RW-12
 	assert.Less(t, d, 3*time.Second, "the downgrade wakes waiting readers (%v)", d)
 	require.NoError(t, other.ReadLock().Unlock(b))
 
-	assert.ErrorIs(t, f.w.TryLock(a, 100*time.Millisecond, 0), ErrLocked, "no upgrade, even for the only reader")
+	assert.ErrorIs(t, f.w.TryLock(a, 100*time.Millisecond, 0), ErrUpgrade, "no upgrade, even for the only reader: refused at once")
 	require.NoError(t, f.r.Unlock(a))
 	assert.False(t, redistest.Exists(t, f.rc, f.name))
 	require.NoError(t, f.w.TryLock(a, 0, 0))
