@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/rlock"
 )
 
 // envRedisURL is the environment variable read when --redis is not given.
@@ -76,21 +78,9 @@ func (a *app) trustCA(opt *rueidis.ClientOption) error {
 	return nil
 }
 
-// parseRedis accepts host:port, or a URL that rueidis.ParseURL understands (redis://,
-// rediss://, unix://).
-func parseRedis(s string) (rueidis.ClientOption, error) {
-	if strings.Contains(s, "://") {
-		opt, err := rueidis.ParseURL(s)
-		if err != nil {
-			return opt, fmt.Errorf("bad Redis URL: %w (want redis://host:port[/db], rediss://... or unix:///path)", err)
-		}
-		return opt, nil
-	}
-	if strings.ContainsAny(s, " /@") || !strings.Contains(s, ":") {
-		return rueidis.ClientOption{}, fmt.Errorf("bad Redis address %q: want host:port or a redis:// URL", s)
-	}
-	return rueidis.ClientOption{InitAddress: []string{s}}, nil
-}
+// parseRedis accepts what rlock.ParseRedisURL does: host:port, or a redis://, rediss://
+// or unix:// URL.
+func parseRedis(s string) (rueidis.ClientOption, error) { return rlock.ParseRedisURL(s) }
 
 // connect opens a rueidis client to t. rueidis dials at creation, so an unreachable server
 // fails here (exit 1). The client-side cache is off: the tool reads fresh state.
