@@ -2,6 +2,44 @@
 // Redisson's RLock: a Go service and a Java service locking "order:42" exclude each other,
 // wake each other's waiters, and cannot release each other's holds.
 //
+// # Which lock do I need
+//
+//	you need                                          Go                             Java (Redisson)
+//	one holder, re-entrant, kept alive by a watchdog  Client.NewLock                 getLock
+//	the same, with a fencing token                    Client.NewFencedLock           getFencedLock
+//	a lock its holder cannot take twice               Client.NewNonReentrantLock     getNonReentrantLock
+//	first come, first served                          Client.NewFairLock             getFairLock
+//	many readers or one writer                        Client.NewReadWriteLock        getReadWriteLock
+//	no pub/sub (polling with backoff)                 Client.NewSpinLock             getSpinLock
+//	at most N holders                                 Client.NewSemaphore            getSemaphore
+//	at most N holders, permits with a lease           Client.NewExpirableSemaphore   getPermitExpirableSemaphore
+//	wait until N things happened                      Client.NewCountDownLatch       getCountDownLatch
+//	several locks, all or none                        NewMultiLock                   RedissonMultiLock
+//	one lock on independent servers, a majority       NewRedLock                     RedissonRedLock
+//
+// One owner per task (NewOwner): goroutines sharing an owner are one holder, and all get in.
+//
+// # Getting it, or not
+//
+// Every acquire returns nil exactly when the caller got what it asked for. The calls that
+// wait at most a given time fail the same way when they do not get it: an error matching
+// ErrLocked.
+//
+//	call                                      returns                  not within the wait
+//	Lock.TryLock, TryDo (every lock type)     error                    ErrLocked
+//	FencedLock.TryLock                        token, error             ErrLocked
+//	MultiLock.TryLock                         error                    ErrLocked
+//	RedLock.TryLock                           validity, error          ErrLocked (ErrNoQuorum: too many servers failed)
+//	Semaphore.TryAcquire                      error                    ErrNoPermits (matches ErrLocked)
+//	ExpirableSemaphore.TryAcquire             ids, error               ErrNoPermits (matches ErrLocked)
+//
+// Lock, Acquire and Await wait until they get it or ctx ends (an error matching ctx.Err(),
+// and only then). Other failures are their own sentinels: ErrNoOwner, ErrReentry,
+// ErrUpgrade, ErrWrongType, ErrNoPermission, ErrClosed, the ErrInvalid… of bad input; a
+// connection failure is returned as it is (a waiter first rides it out for up to 30 s).
+// TrySetPermits, TrySetCount and TryRelease are "set or release if": they report whether
+// they did, with no wait.
+//
 // # Clients, locks and owners
 //
 // A Client wraps the caller's rueidis.Client (single server, Sentinel or Cluster) with a

@@ -77,6 +77,10 @@ var (
 	// was refused (see docs/SECURITY.md for what each type needs); errors.As with
 	// *rueidis.RedisError gives Redis's own reply.
 	ErrNoPermission = errors.New("rlock: no permission (Redis ACL)")
+	// ErrNoPermits is returned by Semaphore.TryAcquire and ExpirableSemaphore.TryAcquire when
+	// the permits asked for did not become available within the wait. It matches ErrLocked
+	// too, so that one check serves every Try of the package.
+	ErrNoPermits error = notAvailable("rlock: not enough permits available")
 	// ErrUpgrade is returned at once, without waiting, by the write lock's acquires
 	// (WriteLock().Lock, TryLock, LockFor, Do) when ctx's owner holds the read lock of the
 	// same read-write lock through the same Client and not its write lock: its own read
@@ -109,6 +113,14 @@ var (
 	// ErrForceUnlocked: this Client force-unlocked the lock.
 	ErrForceUnlocked = errors.New("rlock: force-unlocked")
 )
+
+// notAvailable is a sentinel that also matches ErrLocked: the Try calls that are refused
+// something other than a lock.
+type notAvailable string
+
+func (e notAvailable) Error() string { return string(e) }
+
+func (e notAvailable) Is(target error) bool { return target == ErrLocked }
 
 // lost returns the cause of a hold lost for reason.
 func lost(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }

@@ -2,6 +2,7 @@ package rlock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,7 +45,7 @@ func ExampleSemaphore() {
 		return
 	}
 	defer sem.Release(ctx, 1)
-	ok, err := sem.TryAcquire(ctx, 2, 100*time.Millisecond) // only 1 left
-	fmt.Println(ok, err)
-	// Output: false <nil>
+	err := sem.TryAcquire(ctx, 2, 100*time.Millisecond) // only 1 left
+	fmt.Println(errors.Is(err, rlock.ErrNoPermits), errors.Is(err, rlock.ErrLocked))
+	// Output: true true
 }

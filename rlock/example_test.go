@@ -16,7 +16,7 @@ import (
 // lock (see lockOrder).
 func Example() {
 	ctx := context.Background()
-	opt, err := rueidis.ParseURL(os.Getenv("REDIS_URL")) // e.g. redis://127.0.0.1:6379/0
+	opt, err := rlock.ParseRedisURL(os.Getenv("REDIS_URL")) // e.g. 127.0.0.1:6379
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -100,9 +100,12 @@ func Example_errors() {
 	ctx := rlock.NewOwner(context.Background())
 	err := report.TryLock(ctx, 100*time.Millisecond, 0)
 	switch {
+	case err == nil:
+		defer report.Unlock(ctx) // held: released when the function returns
+		fmt.Println("got it")
 	case errors.Is(err, rlock.ErrLocked):
 		fmt.Println("busy:", err) // another owner kept it for the whole wait
-	case err != nil:
+	default:
 		fmt.Println(err) // ctx ended, Redis unreachable, bad input: nothing is held
 	}
 	// Output: busy: rlock: TryLock "example:errors": held by another owner

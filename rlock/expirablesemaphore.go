@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -88,18 +87,19 @@ func (s *ExpirableSemaphore) Acquire(ctx context.Context, n int64, lease time.Du
 	return ids, s.fail("Acquire", err)
 }
 
-// TryAcquire is Acquire bounded by wait: it returns nil ids and a nil error, having taken
-// nothing, when n permits did not become available within wait; a wait of 0 makes a single
-// attempt. It returns ErrInvalidWait for a negative wait.
+// TryAcquire is Acquire bounded by wait: it returns the n ids and nil when it took them,
+// and nil ids and an error matching ErrNoPermits (and so ErrLocked, as every Try of the
+// package), having taken nothing, when n permits did not become available within wait; a
+// wait of 0 makes a single attempt. It returns ErrInvalidWait for a negative wait.
 func (s *ExpirableSemaphore) TryAcquire(ctx context.Context, n int64, wait, lease time.Duration) ([]string, error) {
 	if wait < 0 {
 		return nil, s.fail("TryAcquire", fmt.Errorf("%w: %v", ErrInvalidWait, wait))
 	}
 	ids, err := s.acquire(ctx, n, lease, bounded(wait))
-	if errors.Is(err, ErrLocked) {
-		return nil, nil
+	if err != nil {
+		return nil, s.fail("TryAcquire", noPermits(err))
 	}
-	return ids, s.fail("TryAcquire", err)
+	return ids, nil
 }
 
 func (s *ExpirableSemaphore) acquire(ctx context.Context, n int64, lease time.Duration, wait waitBound) ([]string, error) {

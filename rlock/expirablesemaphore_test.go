@@ -26,8 +26,9 @@ func TestExpirableSemaphore(t *testing.T) {
 	}
 
 	ids, err := s.TryAcquire(f.base, 1, 0, 0)
-	require.NoError(t, err)
-	assert.Nil(t, ids, "no key, no permits")
+	require.ErrorIs(t, err, ErrNoPermits, "no key, no permits")
+	assert.ErrorIs(t, err, ErrLocked)
+	assert.Nil(t, ids)
 	set, err := s.TrySetPermits(f.base, 3)
 	require.NoError(t, err)
 	assert.True(t, set)
@@ -52,8 +53,8 @@ func TestExpirableSemaphore(t *testing.T) {
 	assert.Equal(t, int64(2), count(s.AcquiredPermits))
 	assert.Equal(t, int64(3), count(s.Permits))
 	more, err := s.TryAcquire(f.base, 2, 20*time.Millisecond, 0)
-	require.NoError(t, err)
-	assert.Nil(t, more, "only 1 left")
+	require.ErrorIs(t, err, ErrNoPermits, "only 1 left")
+	assert.Nil(t, more)
 
 	lease, expires, err := s.LeaseTime(f.base, ids[0])
 	require.NoError(t, err)

@@ -2,14 +2,23 @@ package rlock_test
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/redistest"
 )
 
 // TestReadmeCodeIsExampleCode keeps README.md's Go code from rotting: every ```go block of
-// the README must appear, line for line (indentation aside), in this package's runnable
-// examples, which the tests compile and run.
+// the README after the first (a whole program, TestReadmeProgramRuns) must appear, line for
+// line (indentation aside), in this package's runnable examples, which the tests compile
+// and run.
 func TestReadmeCodeIsExampleCode(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -24,10 +33,10 @@ func TestReadmeCodeIsExampleCode(t *testing.T) {
 		examples = append(examples, codeLines(string(b))...)
 	}
 	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
-	if len(blocks) == 0 {
-		t.Fatal("README.md has no Go code block")
+	if len(blocks) < 2 {
+		t.Fatal("README.md has no Go code block after its first program")
 	}
-	for _, b := range blocks {
+	for _, b := range blocks[1:] { // the first is a whole program: TestReadmeProgramRuns
 		if lines := codeLines(b[1]); !contains(examples, lines) {
 			t.Errorf("README.md's Go block is not in the examples:\n%s", b[1])
 		}
@@ -60,4 +69,34 @@ func contains(all, sub []string) bool {
 		}
 	}
 	return false
+}
+
+// TestReadmeProgramRuns: README.md's first Go block is a whole program that runs as pasted.
+// It is written to a directory of this module (so that it builds against this tree), run
+// with `go run` and REDIS_URL set to a real Redis in the host:port form, and must print its
+// last line, exit 0, and leave no key behind (its lock is released).
+func TestReadmeProgramRuns(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	require.NotEmpty(t, blocks)
+	prog := blocks[0][1]
+	require.Contains(t, prog, "package main", "the first Go block is a whole program")
+	dir, err := os.MkdirTemp("..", "readmeprogram")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(prog), 0o644))
+
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	ctx := redistest.Context(t, 2*time.Minute)
+	cmd := exec.CommandContext(ctx, "go", "run", "./"+filepath.Base(dir))
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "REDIS_URL="+srv.Addr)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "done; order:42 is free again")
+	keys, err := rc.Do(ctx, rc.B().Keys().Pattern("*").Build()).AsStrSlice()
+	require.NoError(t, err)
+	assert.Empty(t, keys, "the program left keys behind")
 }

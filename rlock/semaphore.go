@@ -70,18 +70,23 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	return s.fail("Acquire", s.acquire(ctx, n, unbounded))
 }
 
-// TryAcquire is Acquire bounded by wait: it reports false, having taken nothing, when n
-// permits did not become available within wait; a wait of 0 makes a single attempt. It
-// returns ErrInvalidPermits for n ≤ 0 and ErrInvalidWait for a negative wait.
-func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) (bool, error) {
+// TryAcquire is Acquire bounded by wait: it returns nil when it took n permits, and an
+// error matching ErrNoPermits (and so ErrLocked, as every Try of the package), having taken
+// nothing, when n permits did not become available within wait; a wait of 0 makes a single
+// attempt. It returns ErrInvalidPermits for n ≤ 0 and ErrInvalidWait for a negative wait.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
 	if wait < 0 {
-		return false, s.fail("TryAcquire", fmt.Errorf("%w: %v", ErrInvalidWait, wait))
+		return s.fail("TryAcquire", fmt.Errorf("%w: %v", ErrInvalidWait, wait))
 	}
-	err := s.acquire(ctx, n, bounded(wait))
+	return s.fail("TryAcquire", noPermits(s.acquire(ctx, n, bounded(wait))))
+}
+
+// noPermits is err, or ErrNoPermits when err is the waiting core's ErrLocked.
+func noPermits(err error) error {
 	if errors.Is(err, ErrLocked) {
-		return false, nil
+		return ErrNoPermits
 	}
-	return err == nil, s.fail("TryAcquire", err)
+	return err
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int64, wait waitBound) error {

@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -28,9 +29,10 @@ func TestSemaphore(t *testing.T) {
 	}
 
 	assert.Zero(t, available(), "no key, no permits")
-	ok, err := s.TryAcquire(f.base, 1, 0)
-	require.NoError(t, err)
-	assert.False(t, ok)
+	err := s.TryAcquire(f.base, 1, 0)
+	require.ErrorIs(t, err, ErrNoPermits)
+	assert.ErrorIs(t, err, ErrLocked, "as every Try of the package")
+	assert.ErrorContains(t, err, `rlock: TryAcquire "`+f.name+`": not enough permits available`)
 
 	set, err := s.TrySetPermits(f.base, 3)
 	require.NoError(t, err)
@@ -41,9 +43,7 @@ func TestSemaphore(t *testing.T) {
 
 	require.NoError(t, s.Acquire(f.base, 2))
 	assert.Equal(t, int64(1), available())
-	ok, err = s.TryAcquire(f.base, 2, 20*time.Millisecond)
-	require.NoError(t, err)
-	assert.False(t, ok, "only 1 left")
+	assert.ErrorIs(t, s.TryAcquire(f.base, 2, 20*time.Millisecond), ErrNoPermits, "only 1 left")
 	assert.Equal(t, int64(1), available())
 
 	require.NoError(t, s.Release(f.base, 2))
@@ -122,8 +122,7 @@ func TestSemaphoreErrors(t *testing.T) {
 		err := s.Acquire(f.base, n)
 		assert.ErrorIs(t, err, ErrInvalidPermits)
 		assert.Contains(t, err.Error(), `rlock: Acquire "`+f.name+`": invalid permits`)
-		_, err = s.TryAcquire(f.base, n, 0)
-		assert.ErrorIs(t, err, ErrInvalidPermits)
+		assert.ErrorIs(t, s.TryAcquire(f.base, n, 0), ErrInvalidPermits)
 		assert.ErrorIs(t, s.Release(f.base, n), ErrInvalidPermits)
 	}
 	_, err := s.TrySetPermits(f.base, -1)
@@ -148,8 +147,7 @@ func TestSemaphoreErrors(t *testing.T) {
 	n, err = s.AvailablePermits(f.base)
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1), n)
-	_, err = s.TryAcquire(f.base, 1, -time.Second)
-	assert.ErrorIs(t, err, ErrInvalidWait)
+	assert.ErrorIs(t, s.TryAcquire(f.base, 1, -time.Second), ErrInvalidWait)
 	assert.ErrorIs(t, f.c.NewSemaphore("").Release(f.base, 1), ErrEmptyName)
 
 	short, cancel := context.WithTimeout(f.base, 30*time.Millisecond)
@@ -191,18 +189,18 @@ func TestSemaphoreCancelledAcquireTakesNothing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Duration(rand.IntN(6000))*time.Microsecond, cancel)
 		if i%2 == 0 {
-			ok, err := s.TryAcquire(ctx, 1, 0)
-			if err == nil && ok {
+			err := s.TryAcquire(ctx, 1, 0)
+			if err == nil {
 				require.NoError(t, s.Release(base, 1))
-			} else if err != nil {
+			} else if !errors.Is(err, ErrNoPermits) {
 				require.ErrorIs(t, err, context.Canceled)
 				cancelled++
 			}
 		} else {
 			ids, err := x.TryAcquire(ctx, 1, 0, 0)
-			if err == nil && ids != nil {
+			if err == nil {
 				require.NoError(t, x.Release(base, ids...))
-			} else if err != nil {
+			} else if !errors.Is(err, ErrNoPermits) {
 				require.ErrorIs(t, err, context.Canceled)
 				cancelled++
 			}
