@@ -33,6 +33,12 @@ const demoLong = `Demo runs the inventory case of goredisson on real processes.
     --report-every period: at each period start every process calls
     TryLock(wait 0, lease = one period) on "lock:report:P:<period>", and only the winner runs
     it. Each period must get exactly one run.
+  - Unless --unsafe or --no-contrast, a short first round sells 60 units WITHOUT the lock
+    and shows the oversell it gets; the real round follows, under the lock.
+  - The lock is a fenced lock: every sale's stock write carries the acquisition's token,
+    and the store (a script) refuses a write whose token is smaller than one it already
+    took, as a resource guarded by a lock should: a holder paused past its lease cannot
+    overwrite a later holder's sale. The summary counts refused writes.
   - The parent shows a progress bar (units sold / initial stock), collects each worker's
     numbers (JSON lines on the worker's stdout), and prints a summary: initial and final
     stock (final must be 0), units sold and orders recorded (must equal the initial stock:
@@ -69,6 +75,7 @@ type demoOpts struct {
 	stock      int
 	maxTime    time.Duration
 	noProgress bool
+	noContrast bool // skip the default run's first round without the lock
 }
 
 func (a *app) demoCommand() *cobra.Command {
@@ -102,6 +109,7 @@ func (a *app) demoCommand() *cobra.Command {
 	f.IntVar(&o.stock, "stock", 500, "initial stock: units to sell")
 	f.DurationVar(&o.maxTime, "max-time", 2*time.Minute, "give up (exit 1) if the demo runs longer")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar")
+	f.BoolVar(&o.noContrast, "no-contrast", false, "skip the first, short round without the lock")
 	return cmd
 }
 
@@ -184,15 +192,41 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) error {
 	}
 
 	k := newDemoKeys(o.product)
-	if err := a.prepareDemo(ctx, rc, k, o); err != nil {
-		return err
-	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rc.DoMulti(cctx, delEach(rc, k.data())...)
 	}()
+	if !o.unsafe && !o.noContrast {
+		u := o
+		u.unsafe, u.stock, u.noProgress = true, min(o.stock, contrastStock), true
+		fmt.Fprintf(stderr, "First a short round WITHOUT the lock (%d units), to show what the lock prevents ...\n", u.stock)
+		res, err := a.demoRound(ctx, rc, t, k, u, stderr)
+		if err != nil {
+			return err
+		}
+		res.printContrast(a.stdout, u)
+	}
+	res, err := a.demoRound(ctx, rc, t, k, o, stderr)
+	if err != nil {
+		return err
+	}
+	ok := res.print(a.stdout, o, redisWhat)
+	if !ok {
+		return silent(exitFailure)
+	}
+	return nil
+}
 
+// contrastStock is the stock of the default run's first round, without the lock.
+const contrastStock = 60
+
+// demoRound resets the demo's keys, runs the workers with o until the stock is sold, and
+// reads back what they left.
+func (a *app) demoRound(ctx context.Context, rc rueidis.Client, t redisTarget, k demoKeys, o demoOpts, stderr io.Writer) (*demoResult, error) {
+	if err := a.prepareDemo(ctx, rc, k, o); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.maxTime)
 	defer cancel()
 	procs, events, err := a.startWorkers(ctx, t, o, stderr)
@@ -206,23 +240,19 @@ func (a *app) runDemo(ctx context.Context, o demoOpts) error {
 		stopWorkers(procs)
 	}()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := a.watchWorkers(ctx, rc, k, o, procs, events, stderr)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return fmt.Errorf("the demo did not finish within --max-time %v: %w", o.maxTime, err)
+			return nil, fmt.Errorf("the demo did not finish within --max-time %v: %w", o.maxTime, err)
 		}
-		return err
+		return nil, err
 	}
 	if err := res.readFinal(ctx, rc, k); err != nil {
-		return err
+		return nil, err
 	}
-	ok := res.print(a.stdout, o, redisWhat)
-	if !ok {
-		return silent(exitFailure)
-	}
-	return nil
+	return res, nil
 }
 
 // prepareDemo resets the demo's keys and fills the stock. It refuses to run while the

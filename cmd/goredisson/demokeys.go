@@ -13,6 +13,7 @@ type demoKeys struct {
 	orders    string // set of recorded order ids
 	releaseAt string // unix ns of the last holder's last write, to measure handoffs
 	runs      string // hash: report period -> runs
+	fence     string // the largest fencing token a stock write carried
 }
 
 func newDemoKeys(product string) demoKeys {
@@ -23,11 +24,14 @@ func newDemoKeys(product string) demoKeys {
 		orders:    "demo:orders:" + product,
 		releaseAt: "demo:released-at:" + product,
 		runs:      "demo:report-runs:" + product,
+		fence:     "demo:fence:" + product,
 	}
 }
 
 // data returns the keys the demo writes and deletes at the start and the end (not the locks).
-func (k demoKeys) data() []string { return []string{k.stock, k.orders, k.releaseAt, k.runs} }
+func (k demoKeys) data() []string {
+	return []string{k.stock, k.orders, k.releaseAt, k.runs, k.fence}
+}
 
 // reportLock is the lock of the report of one period: one lock per period, as a nightly job
 // would lock "report:2024-06-01". Its lease is the period, so every process's tick of that

@@ -73,6 +73,7 @@ func (r *demoResult) print(w io.Writer, o demoOpts, redisWhat string) bool {
 		tot.Sold += rep.Sold
 		tot.Resent += rep.Resent
 		tot.DuplicatesRejected += rep.DuplicatesRejected
+		tot.FencedRefused += rep.FencedRefused
 		tot.JobRuns += rep.JobRuns
 		tot.WaitMicros = append(tot.WaitMicros, rep.WaitMicros...)
 		tot.HandoffMicros = append(tot.HandoffMicros, rep.HandoffMicros...)
@@ -122,6 +123,7 @@ func (r *demoResult) print(w io.Writer, o demoOpts, redisWhat string) bool {
 	if !o.unsafe {
 		line("lock acquisitions", strconv.Itoa(tot.Acquisitions), "(sales, rejected resends, and each buyer's last look at an empty stock)")
 		line("acquisitions waited", fmt.Sprintf("%d (%s)", tot.Waits, pct(tot.Waits, tot.Acquisitions)), "(TryLock with no wait failed, then Lock waited)")
+		line("fenced writes refused", strconv.Itoa(tot.FencedRefused), "(a write whose token was older than one already written; none without pauses)")
 		line("wait latency", latencies(tot.WaitMicros), "")
 		line("handoff latency", latencies(tot.HandoffMicros), "")
 		fmt.Fprintln(w, "                         wait: time in TryLock+Lock of acquisitions that waited;")
@@ -242,4 +244,17 @@ func fmtLatency(d time.Duration) string {
 		return d.Round(100 * time.Microsecond).String()
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// printContrast prints the short summary of the round without the lock.
+func (r *demoResult) printContrast(w io.Writer, o demoOpts) {
+	sold := 0
+	for _, rep := range r.reports {
+		sold += rep.Sold
+	}
+	fmt.Fprintf(w, "\nWithout the lock: %d processes x %d goroutines sold %d units of a stock of %d", o.processes, o.goroutines, sold, r.initial)
+	if over := sold - r.initial; over > 0 {
+		fmt.Fprintf(w, ": OVERSOLD by %d (lost updates of the stock)", over)
+	}
+	fmt.Fprintf(w, "; final stock %d, %d distinct orders.\n", r.finalStock, r.orders)
 }

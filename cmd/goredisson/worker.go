@@ -42,6 +42,7 @@ type workerReport struct {
 	Sold               int     `json:"sold"`                // units sold (orders accepted)
 	Resent             int     `json:"resent"`              // orders sent again with the same id
 	DuplicatesRejected int     `json:"duplicates_rejected"` // orders refused as already recorded
+	FencedRefused      int     `json:"fenced_refused"`      // stock writes refused: their token was stale
 	JobRuns            int     `json:"job_runs"`            // report runs by this worker
 	WaitMicros         []int64 `json:"wait_us"`             // time in TryLock+Lock, for waits
 	HandoffMicros      []int64 `json:"handoff_us"`          // previous holder's last write -> acquired, for waits
@@ -76,7 +77,7 @@ type worker struct {
 	k    demoKeys
 	rc   rueidis.Client
 	lc   *rlock.Client
-	lock *rlock.Lock
+	lock *rlock.FencedLock
 
 	outMu sync.Mutex
 	out   *json.Encoder
@@ -106,7 +107,7 @@ func (a *app) runWorker(ctx context.Context, o workerOpts) error {
 	}
 	defer lc.Close()
 	w := &worker{o: o, k: newDemoKeys(o.product), rc: rc, lc: lc, out: json.NewEncoder(a.stdout)}
-	w.lock = lc.NewLock(w.k.lock)
+	w.lock = lc.NewFencedLock(w.k.lock)
 	if err := w.emit(event{Type: "ready", PID: os.Getpid(), ClientID: lc.ID()}); err != nil {
 		return err
 	}
@@ -195,6 +196,7 @@ const (
 	bought buyResult = iota
 	duplicate
 	soldOut
+	fenced // the write was refused: a later holder's token was already written
 )
 
 // buyOnce takes the lock, checks the order id and the stock, and sells one unit.
@@ -203,11 +205,13 @@ func (w *worker) buyOnce(ctx context.Context, order string) (buyResult, error) {
 	rc := w.rc
 	start := time.Now()
 	waited := false
+	var token int64 // 0 without the lock: the store takes any write
 	if !w.o.unsafe {
-		err := w.lock.TryLock(ctx, 0, 0)
+		var err error
+		token, err = w.lock.TryLock(ctx, 0, 0)
 		if errors.Is(err, rlock.ErrLocked) {
 			waited = true
-			err = w.lock.Lock(ctx)
+			token, err = w.lock.Lock(ctx)
 		}
 		if err != nil {
 			return 0, err
@@ -215,7 +219,7 @@ func (w *worker) buyOnce(ctx context.Context, order string) (buyResult, error) {
 	}
 	acquired := time.Now()
 
-	res, err := w.critical(ctx, order, func(releasedAt int64) {
+	res, err := w.critical(ctx, order, token, func(releasedAt int64) {
 		w.count(func(r *workerReport) {
 			if w.o.unsafe {
 				return
@@ -241,7 +245,9 @@ func (w *worker) buyOnce(ctx context.Context, order string) (buyResult, error) {
 }
 
 // critical is the part under the lock: a read-check-write that would oversell without it.
-func (w *worker) critical(ctx context.Context, order string, acquired func(releasedAt int64)) (buyResult, error) {
+// The write carries the lock's fencing token: the store refuses it when a larger token
+// was already written (the holder was paused past its lease and another took the lock).
+func (w *worker) critical(ctx context.Context, order string, token int64, acquired func(releasedAt int64)) (buyResult, error) {
 	rc := w.rc
 	r := rc.DoMulti(ctx,
 		rc.B().Get().Key(w.k.stock).Build(),
@@ -270,16 +276,35 @@ func (w *worker) critical(ctx context.Context, order string, acquired func(relea
 	if err := sleepCtx(ctx, w.o.work); err != nil { // a slow inventory system
 		return 0, err
 	}
-	for _, res := range rc.DoMulti(ctx,
-		rc.B().Set().Key(w.k.stock).Value(strconv.FormatInt(stock-1, 10)).Build(),
-		rc.B().Sadd().Key(w.k.orders).Member(order).Build()) {
-		if err := res.Error(); err != nil {
-			return 0, fmt.Errorf("record order %s: %w", order, err)
-		}
+	ok, err := fencedWrite.Exec(ctx, rc, []string{w.k.stock, w.k.orders, w.k.fence},
+		[]string{strconv.FormatInt(stock-1, 10), order, strconv.FormatInt(token, 10)}).AsBool()
+	if err != nil {
+		return 0, fmt.Errorf("record order %s: %w", order, err)
+	}
+	if !ok {
+		w.count(func(r *workerReport) { r.FencedRefused++ })
+		return fenced, nil
 	}
 	w.count(func(r *workerReport) { r.Sold++ })
 	return bought, nil
 }
+
+// fencedWrite is the store's write of a sale: KEYS stock, orders, fence; ARGV the new stock,
+// the order id and the writer's fencing token. A token of 0 (no lock) is always written; a
+// positive token smaller than the largest one written so far is refused (reply 0) and
+// changes nothing.
+var fencedWrite = rueidis.NewLuaScript(`
+local token = tonumber(ARGV[3])
+if token > 0 then
+	if token < tonumber(redis.call('get', KEYS[3]) or '0') then
+		return 0
+	end
+	redis.call('set', KEYS[3], ARGV[3])
+end
+redis.call('set', KEYS[1], ARGV[1])
+redis.call('sadd', KEYS[2], ARGV[2])
+return 1
+`)
 
 // scheduler runs the "nightly report" at the start of every period until the buyers are
 // done. Every process ticks; TryLock with no wait lets exactly one of them run it.
