@@ -1,12 +1,9 @@
 package redisserver
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -119,32 +116,3 @@ func ProgramBuild(program string) (Build, error) {
 	return b, nil
 }
 
-// AskBuild sends INFO server to addr on a connection of its own and returns the build it
-// names. A server that requires a password answers -NOAUTH, which is the error.
-func AskBuild(addr string, timeout time.Duration) (Build, error) {
-	conn, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return Build{}, err
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return Build{}, err
-	}
-	if _, err := conn.Write([]byte("INFO server\r\n")); err != nil {
-		return Build{}, err
-	}
-	r := bufio.NewReader(conn)
-	head, err := r.ReadString('\n')
-	if err != nil {
-		return Build{}, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
-	if !strings.HasPrefix(head, "$") || err != nil || n < 0 {
-		return Build{}, fmt.Errorf("INFO server replied %q", strings.TrimSpace(head))
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		return Build{}, err
-	}
-	return ParseInfoServer(string(body))
-}

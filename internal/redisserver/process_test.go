@@ -1,7 +1,12 @@
 package redisserver
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +48,7 @@ func TestStartProcessRunsEnvServer(t *testing.T) {
 	if p.Path() != bin {
 		t.Errorf("Path() = %q, want %q", p.Path(), bin)
 	}
-	if got, err := AskBuild(p.Addr(), 5*time.Second); err != nil || got != want {
+	if got, err := askBuild(p.Addr(), 5*time.Second); err != nil || got != want {
 		t.Errorf("INFO server: %v, %v; want %v", got, err, want)
 	}
 
@@ -52,4 +57,34 @@ func TestStartProcessRunsEnvServer(t *testing.T) {
 		_ = p.Stop(ctx)
 		t.Fatal("StartProcess ran something for a program that does not exist")
 	}
+}
+
+// askBuild sends INFO server to addr on a connection of its own and returns the build it
+// names. A server that requires a password answers -NOAUTH, which is the error.
+func askBuild(addr string, timeout time.Duration) (Build, error) {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return Build{}, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return Build{}, err
+	}
+	if _, err := conn.Write([]byte("INFO server\r\n")); err != nil {
+		return Build{}, err
+	}
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return Build{}, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if !strings.HasPrefix(head, "$") || err != nil || n < 0 {
+		return Build{}, fmt.Errorf("INFO server replied %q", strings.TrimSpace(head))
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return Build{}, err
+	}
+	return ParseInfoServer(string(body))
 }

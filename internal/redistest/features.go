@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/redis/rueidis"
@@ -31,6 +30,11 @@ var (
 	WaitAOF = Feature{Name: "WAITAOF (Redis 7.2+)", command: "waitaof"}
 	// ACLSelectors is ACL selectors and ACL DRYRUN (Redis 7.0+).
 	ACLSelectors = Feature{Name: "ACL selectors (ACL DRYRUN, Redis 7.0+)", command: "acl|dryrun"}
+	// ScriptACLCheck is redis.acl_check_cmd in scripts, which came with ACL DRYRUN in
+	// Redis 7.0 (a script's functions have no COMMAND INFO: ACL DRYRUN stands for it).
+	ScriptACLCheck = Feature{Name: "redis.acl_check_cmd (Redis 7.0+)", command: "acl|dryrun"}
+	// ClientSetinfo is CLIENT SETINFO (Redis 7.2+, Valkey).
+	ClientSetinfo = Feature{Name: "CLIENT SETINFO (Redis 7.2+)", command: "client|setinfo"}
 )
 
 // Has reports whether the server behind rc has f. It fails the test when the server does
@@ -82,11 +86,20 @@ func programBuild(t testing.TB) (string, redisserver.Build) {
 	return bin, b
 }
 
-// describeBuild names what the server at addr runs, for the log line of a start.
-func describeBuild(addr string) string {
-	b, err := redisserver.AskBuild(addr, opTimeout)
+// describeBuild names the build a server of newServer runs, for the log line of a start:
+// the server program's --version in process mode (the harness sends the server nothing, so
+// that tests that count commands count only their own), the image in container mode.
+func describeBuild(mode string) string {
+	if mode != ModeProcess {
+		return "the image's build"
+	}
+	bin, err := redisserver.ServerProgram()
 	if err != nil {
-		return "server build unknown: " + strings.TrimSpace(err.Error())
+		return err.Error()
+	}
+	b, err := redisserver.ProgramBuild(bin)
+	if err != nil {
+		return err.Error()
 	}
 	return b.String()
 }
