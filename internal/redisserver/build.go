@@ -115,4 +115,3 @@ func ProgramBuild(program string) (Build, error) {
 	programBuilds.Store(program, b)
 	return b, nil
 }
-
