@@ -210,13 +210,26 @@ func ACLRules(t testing.TB, path string) map[string][][]string {
 	return rules
 }
 
-// ACLUser returns the ACL SETUSER command that creates user with password and the rules of
+// LineBlocks returns the blocks of docs/SECURITY.md that a user of the server behind rc
+// needs for its server line, besides those of the client library and its lock types:
+// "rueidis-not-7.0" on every line but Redis 7.0 (told apart by its features: ACL DRYRUN
+// without CLIENT SETINFO).
+func LineBlocks(t testing.TB, rc rueidis.Client) []string {
+	t.Helper()
+	if Has(t, rc, ACLSelectors) && !Has(t, rc, ClientSetinfo) {
+		return nil
+	}
+	return []string{"rueidis-not-7.0"}
+}
+
+// ACLUser returns the ACL SETUSER command that creates user with password (from no
+// permissions and no channels: "reset resetchannels", as Redis 6.2 needs) and the rules of
 // blocks (ids of rules, each block one line of rules, as ACLRules returns them), less the
 // rules in without. It fails the test when a block is missing or a rule of without is in
 // none of the blocks.
 func ACLUser(t testing.TB, rules map[string][][]string, user, password string, blocks []string, without ...string) []string {
 	t.Helper()
-	cmd := []string{"ACL", "SETUSER", user, "reset", "on", ">" + password}
+	cmd := []string{"ACL", "SETUSER", user, "reset", "resetchannels", "on", ">" + password}
 	removed := map[string]bool{}
 	for _, b := range blocks {
 		lines, ok := rules[b]
