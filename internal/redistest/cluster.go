@@ -58,6 +58,14 @@ type ClusterOption func(*clusterConfig)
 
 type clusterConfig struct {
 	serverArgs []string
+	noSharded  bool
+}
+
+// WithoutShardedPubSub runs the cluster without sharded pub/sub, as a Redis 6 cluster runs:
+// on a server line that has it, SPUBLISH, SSUBSCRIBE and SUNSUBSCRIBE are renamed away
+// (--rename-command); a line before 7.0 lacks them already, and refuses to rename them.
+func WithoutShardedPubSub() ClusterOption {
+	return func(c *clusterConfig) { c.noSharded = true }
 }
 
 // WithServerArgs adds args to the command line of every node, on every start, after the
@@ -93,6 +101,11 @@ func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 	ports := newPortPicker()
 	if build.Before(7, 0) {
 		ports.busOffset = 10000
+	}
+	if cfg.noSharded && !build.Before(7, 0) {
+		for _, c := range []string{"SPUBLISH", "SSUBSCRIBE", "SUNSUBSCRIBE"} {
+			cfg.serverArgs = append(cfg.serverArgs, "--rename-command", c, "")
+		}
 	}
 	for i := range 6 {
 		n, err := startNode(ctx, ports, filepath.Join(dir, strconv.Itoa(i)), func(port, dir string) ([]string, error) {
