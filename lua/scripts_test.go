@@ -150,6 +150,7 @@ func TestReleaseScript(t *testing.T) {
 
 	t.Run("second publish command", func(t *testing.T) {
 		f := f.in(t)
+		redistest.Require(t, f.rc, redistest.ShardedPubSub)
 		hold(t, "1", "5000")
 		r := f.exec(Release, []string{"lk", channel, latch("d1")}, "0", "30000", field, "SPUBLISH", "20000", "0", "PUBLISH")
 		assert.Equal(t, int64(1), must(r.AsInt64()))

@@ -397,6 +397,7 @@ func TestEachSubscriberAppliesTheRule(t *testing.T) {
 func TestListenBothKinds(t *testing.T) {
 	srv := redistest.Shared(t)
 	rc, shared := srv.Client(t), srv.Client(t)
+	redistest.Require(t, rc, redistest.ShardedPubSub)
 	both, classic := newSubscriber(t, shared, Classic|Sharded), newSubscriber(t, shared, Classic)
 	ch := channelName()
 	ws := subscribeN(t, both, ch, 3, LockRule)
@@ -460,7 +461,7 @@ func TestSynchronizerRules(t *testing.T) {
 func TestRefusedSubscription(t *testing.T) {
 	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
 	admin := srv.Client(t)
-	redistest.ApplyACL(t, admin, []string{"ACL", "SETUSER", "u", "reset", "on", ">p", "+ping", "+client|tracking",
+	redistest.ApplyACL(t, admin, []string{"ACL", "SETUSER", "u", "reset", "resetchannels", "on", ">p", "+ping", "+client|tracking",
 		"+cluster|slots", "+subscribe", "+unsubscribe", "&allowed:*"})
 	rc := srv.Client(t, func(o *rueidis.ClientOption) { o.Username, o.Password = "u", "p" })
 	s := newSubscriber(t, rc, Classic)

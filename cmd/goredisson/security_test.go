@@ -14,8 +14,12 @@ func TestTLSACL(t *testing.T) {
 	srv := redistest.StartTLS(t)
 	admin := srv.Client(t)
 	rules := redistest.ACLRules(t, "../../docs/SECURITY.md")
-	redistest.ApplyACL(t, admin, redistest.ACLUser(t, rules, "orders-svc", "orders-secret",
-		[]string{"rueidis", "locks", "lock-pubsub", "goredisson-cli"}))
+	cliBlock := "goredisson-cli"
+	if !redistest.Has(t, admin, redistest.ReadOnlyScripts) {
+		cliBlock = "goredisson-cli-6.2"
+	}
+	blocks := append([]string{"rueidis", "locks", "lock-pubsub", cliBlock}, redistest.LineBlocks(t, admin)...)
+	redistest.ApplyACL(t, admin, redistest.ACLUser(t, rules, "orders-svc", "orders-secret", blocks))
 	name := unique("orders:")
 	javaLock(t, admin, name)
 	url := "rediss://orders-svc:orders-secret@" + srv.TLSAddr

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/goredisson/goredisson/internal/redisserver"
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
@@ -137,23 +138,28 @@ func serverSkew(rc rueidis.Client) (time.Duration, error) {
 	return server.Sub(before.Add(after.Sub(before) / 2)), nil
 }
 
-// probeRedisVersion runs `redis-server --version` with env added and checks that it
-// answers within seconds: a server that hangs while its libraries initialise fails here
+// probeRedisVersion runs the server program's `--version` (GOREDISSON_REDIS_SERVER, else
+// redis-server from PATH) with env added and checks that it answers within seconds, as a
+// Redis or Valkey build: a server that hangs while its libraries initialise fails here
 // rather than at start.
 func probeRedisVersion(env []string) error {
+	bin, err := redisserver.ServerProgram()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "redis-server", "--version")
+	cmd := exec.CommandContext(ctx, bin, "--version")
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		return fmt.Errorf("`redis-server --version` did not return within 5 s: %.300s", out)
+		return fmt.Errorf("`%s --version` did not return within 5 s: %.300s", bin, out)
 	}
 	if err != nil {
-		return fmt.Errorf("`redis-server --version`: %w: %.300s", err, out)
+		return fmt.Errorf("`%s --version`: %w: %.300s", bin, err, out)
 	}
-	if !strings.Contains(string(out), "Redis server v=") {
-		return fmt.Errorf("`redis-server --version` printed %.300q", out)
+	if _, err := redisserver.ParseVersionOutput(string(out)); err != nil {
+		return fmt.Errorf("`%s --version`: %w", bin, err)
 	}
 	return nil
 }

@@ -13,8 +13,9 @@
 //     integration module's package rediscontainer is one (a locally built image,
 //     published on 127.0.0.1 only, on a host port fixed up front so the address survives
 //     a restart). Without one, container mode fails with [ErrNoContainers].
-//   - "process": redis-server from PATH as a child process, without persistence (no RDB
-//     snapshots, no AOF), in a temporary directory of its own.
+//   - "process": the program that [EnvServer] (GOREDISSON_REDIS_SERVER) names, any Redis or
+//     Valkey build, else redis-server from PATH, as a child process, without persistence
+//     (no RDB snapshots, no AOF), in a temporary directory of its own.
 //   - "auto" or unset: "container" when containers are installed and ready, "process"
 //     otherwise.
 //

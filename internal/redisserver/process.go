@@ -17,12 +17,15 @@ import (
 // taken before the server binds it.
 const portAttempts = 5
 
+// stderrFile is the file in Spec.Dir that takes a server's stdout and stderr.
+const stderrFile = "redis.stderr"
+
 // logTailLines is how many lines of a server's log [Process.LogTail] returns.
 const logTailLines = 15
 
-// ErrNoRedisServer is wrapped by the error of [StartProcess] when redis-server is not in
-// PATH.
-var ErrNoRedisServer = errors.New("redis-server is not in PATH")
+// ErrNoRedisServer is wrapped by the error of [StartProcess] when there is no server
+// program to run: redis-server is not in PATH, or [EnvServer] names no program.
+var ErrNoRedisServer = errors.New("no redis-server to run")
 
 var errExited = errors.New("exited")
 
@@ -31,7 +34,9 @@ type Spec struct {
 	// Addr is the 127.0.0.1:port the server listens on; a start waits for PONG there.
 	Addr string
 	// Dir is the working directory. The server must log to Dir/redis.log, which error
-	// messages and [Process.LogTail] read.
+	// messages and [Process.LogTail] read; its stdout and stderr go to Dir/redis.stderr,
+	// whose end the error of a server that exits at start carries (a server refuses an
+	// unknown option there, before it opens its log).
 	Dir string
 	// Argv is the program and its arguments.
 	Argv []string
@@ -67,15 +72,16 @@ type ProcessOptions struct {
 	Env []string
 }
 
-// StartProcess starts redis-server from PATH on a free loopback port, without persistence
+// StartProcess starts the server program ([ServerProgram]: [EnvServer], else redis-server
+// from PATH) on a free loopback port, without persistence
 // (--save "" --appendonly no, unless opts.Args says otherwise), in a new temporary
 // directory that [Process.Stop] removes, and returns once it answers PING and has written
-// its pidfile. The error wraps [ErrNoRedisServer] when redis-server is not in PATH, and
+// its pidfile. The error wraps [ErrNoRedisServer] when there is no program to run, and
 // carries the end of the server's log when it did not start.
 func StartProcess(ctx context.Context, opts ProcessOptions) (*Process, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := ServerProgram()
 	if err != nil {
-		return nil, fmt.Errorf("%w (apt-get install -y redis-server): %v", ErrNoRedisServer, err)
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "goredisson-redis-")
 	if err != nil {
@@ -151,6 +157,12 @@ func (p *Process) start(ctx context.Context) error {
 	cmd.Env = append(os.Environ(), p.spec.Env...)
 	cmd.Dir = p.spec.Dir
 	cmd.SysProcAttr = childAttr()
+	out, err := os.Create(filepath.Join(p.spec.Dir, stderrFile))
+	if err != nil {
+		return err
+	}
+	defer out.Close() // the child has its own copy
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
@@ -161,7 +173,7 @@ func (p *Process) start(ctx context.Context) error {
 	}()
 	p.cmd, p.done = cmd, done
 
-	err := Poll(ctx, p.Program()+" on "+p.spec.Addr, func() error {
+	err = Poll(ctx, p.Program()+" on "+p.spec.Addr, func() error {
 		if p.exited() {
 			return GiveUp(errExited)
 		}
@@ -173,7 +185,8 @@ func (p *Process) start(ctx context.Context) error {
 	if err != nil {
 		_ = p.Kill(context.WithoutCancel(ctx))
 		if errors.Is(err, errExited) {
-			return fmt.Errorf("%s on %s exited at start; log:\n%s", p.Program(), p.spec.Addr, p.LogTail())
+			return fmt.Errorf("%s on %s exited at start; log:\n%s\nstderr:\n%s", p.Program(), p.spec.Addr, p.LogTail(),
+				tail(filepath.Join(p.spec.Dir, stderrFile)))
 		}
 		return fmt.Errorf("%w; log:\n%s", err, p.LogTail())
 	}
@@ -212,10 +225,13 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // LogTail returns the last 15 lines of Dir/redis.log, for error messages.
 func (p *Process) LogTail() string { return logTail(p.spec.Dir) }
 
-func logTail(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "redis.log"))
+func logTail(dir string) string { return tail(filepath.Join(dir, "redis.log")) }
+
+// tail returns the last 15 lines of the file at path, or why there are none.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return "(no log: " + err.Error() + ")"
+		return "(none: " + err.Error() + ")"
 	}
 	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
 	if len(lines) > logTailLines {

@@ -76,6 +76,7 @@ func TestProcessServerStopLeavesNothing(t *testing.T) {
 
 func TestNoRedisServerInPath(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
+	t.Setenv(EnvServer, "")
 	_, err := Start(startCtx(t), Options{Mode: ModeProcess})
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || ue.Container != nil || !errors.Is(ue.Process, ErrNoRedisServer) {

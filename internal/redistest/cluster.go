@@ -58,6 +58,14 @@ type ClusterOption func(*clusterConfig)
 
 type clusterConfig struct {
 	serverArgs []string
+	noSharded  bool
+}
+
+// WithoutShardedPubSub runs the cluster without sharded pub/sub, as a Redis 6 cluster runs:
+// on a server line that has it, SPUBLISH, SSUBSCRIBE and SUNSUBSCRIBE are renamed away
+// (--rename-command); a line before 7.0 lacks them already, and refuses to rename them.
+func WithoutShardedPubSub() ClusterOption {
+	return func(c *clusterConfig) { c.noSharded = true }
 }
 
 // WithServerArgs adds args to the command line of every node, on every start, after the
@@ -82,7 +90,8 @@ func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 		o(&cfg)
 	}
 	begin := time.Now()
-	bin, cli := lookRedis(t, "redis-server"), lookRedis(t, "redis-cli")
+	bin, build := programBuild(t)
+	cli := lookRedis(t, "redis-cli")
 	c := &Cluster{}
 	c.dir = topologyDir(t, "redistest-cluster-", c.stop)
 	dir := c.dir
@@ -90,17 +99,27 @@ func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 	defer cancel()
 
 	ports := newPortPicker()
+	if build.Before(7, 0) {
+		ports.busOffset = 10000
+	}
+	if cfg.noSharded && !build.Before(7, 0) {
+		for _, c := range []string{"SPUBLISH", "SSUBSCRIBE", "SUNSUBSCRIBE"} {
+			cfg.serverArgs = append(cfg.serverArgs, "--rename-command", c, "")
+		}
+	}
 	for i := range 6 {
 		n, err := startNode(ctx, ports, filepath.Join(dir, strconv.Itoa(i)), func(port, dir string) ([]string, error) {
-			bus, err := ports.pick()
-			if err != nil {
-				return nil, err
+			argv := []string{bin, "--port", port}
+			if !build.Before(7, 0) { // older lines put the bus on port+10000: see portPicker
+				bus, err := ports.pick()
+				if err != nil {
+					return nil, err
+				}
+				argv = append(argv, "--cluster-port", strconv.Itoa(bus))
 			}
-			return append([]string{bin,
-				"--port", port,
+			return append(append(argv,
 				"--bind", "127.0.0.1",
 				"--cluster-enabled", "yes",
-				"--cluster-port", strconv.Itoa(bus),
 				"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 				"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10),
 				"--save", "",
@@ -109,7 +128,7 @@ func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 				"--daemonize", "no",
 				"--dir", dir,
 				"--logfile", filepath.Join(dir, "redis.log"),
-			}, cfg.serverArgs...), nil
+			), cfg.serverArgs...), nil
 		})
 		if err != nil {
 			t.Fatalf("redistest: cluster node %d: %v", i, err)
@@ -126,7 +145,7 @@ func StartCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 	if err := redisserver.Poll(ctx, "a healthy cluster", c.healthy); err != nil {
 		t.Fatalf("%v\n%s", err, c.logTails())
 	}
-	announce(t, ModeProcess, "Redis Cluster: 6 redis-server processes, "+bin)
+	announce(t, ModeProcess, "Redis Cluster: 6 server processes, "+bin+", "+build.String())
 	t.Logf("redistest: cluster %v ready in %v", c.Addrs(), time.Since(begin).Round(time.Millisecond))
 	return c
 }
@@ -739,10 +758,13 @@ func lookRedis(t testing.TB, name string) string {
 	return p
 }
 
-// portPicker hands out free loopback ports, never the same one twice.
+// portPicker hands out free loopback ports, never the same one twice. With busOffset set
+// (cluster nodes of a line without --cluster-port, whose bus listens on port+10000) it
+// hands out only ports whose port+busOffset is a port, free too, and never handed out.
 type portPicker struct {
-	mu   sync.Mutex
-	used map[int]bool
+	mu        sync.Mutex
+	used      map[int]bool
+	busOffset int
 }
 
 func newPortPicker() *portPicker { return &portPicker{used: map[int]bool{}} }
@@ -755,12 +777,31 @@ func (p *portPicker) pick() (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if !p.used[port] {
+		if p.used[port] {
+			continue
+		}
+		if p.busOffset == 0 {
 			p.used[port] = true
 			return port, nil
 		}
+		bus := port + p.busOffset
+		if bus > 65535 || p.used[bus] || !portFree(bus) {
+			continue
+		}
+		p.used[port], p.used[bus] = true, true
+		return port, nil
 	}
 	return 0, errors.New("redistest: no unused free port")
+}
+
+// portFree reports whether port can be listened on at 127.0.0.1 now.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
 }
 
 // --- a minimal RESP2 client for the harness's own checks ---------------------------------

@@ -81,9 +81,13 @@ func NumSubOf(ctx context.Context, rc rueidis.Client, channel string) (int64, er
 }
 
 // ShardNumSub returns how many connections are subscribed to channel with SSUBSCRIBE
-// (PUBSUB SHARDNUMSUB) on the server or node behind rc, failing the test on error.
+// (PUBSUB SHARDNUMSUB) on the server or node behind rc, failing the test on error. A
+// server without [ShardedPubSub] has none: 0.
 func ShardNumSub(t testing.TB, rc rueidis.Client, channel string) int64 {
 	t.Helper()
+	if !Has(t, rc, ShardedPubSub) {
+		return 0
+	}
 	return read(t, rc, rc.B().PubsubShardnumsub().Channel(channel).Build(), rueidis.RedisResult.AsIntMap)[channel]
 }
 

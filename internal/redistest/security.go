@@ -120,8 +120,9 @@ type TLSServer struct {
 
 // StartTLS starts a redis-server process (whatever GOREDISSON_REDIS says) that also listens
 // with TLS on a free loopback port, with fresh certificates from NewCerts; clients need no
-// certificate of their own. extra are more redis-server arguments. It fails the test when
-// the server's build has no TLS.
+// certificate of their own. extra are more redis-server arguments. It skips the test when
+// the server's build has no TLS (as the builds of scripts/redis-lines), and fails it when
+// the server does not start for another reason.
 func StartTLS(t testing.TB, extra ...string) *TLSServer {
 	t.Helper()
 	certs := NewCerts(t)
@@ -136,7 +137,14 @@ func StartTLS(t testing.TB, extra ...string) *TLSServer {
 		"--tls-ca-cert-file", certs.CAFile,
 		"--tls-auth-clients", "no",
 	}, extra...)
-	s := StartProcess(t, ProcessOptions{Args: args})
+	s, err := tryStart(t, ModeProcess, ProcessOptions{Args: args})
+	if err != nil {
+		if noTLS(err) {
+			_, build := programBuild(t)
+			t.Skipf("needs a TLS build of the server, which this %v is not: %v", build, err)
+		}
+		t.Fatalf("%v", err)
+	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// The plain port answered PING, so the TLS one listens too: check that it speaks TLS.
 	d := &tls.Dialer{Config: certs.ClientTLS()}
@@ -148,6 +156,13 @@ func StartTLS(t testing.TB, extra ...string) *TLSServer {
 	}
 	conn.Close()
 	return &TLSServer{Server: s, TLSAddr: addr, Certs: certs}
+}
+
+// noTLS reports whether err is the refusal of a server built without TLS: Redis 6.2 does
+// not know the option, Redis 7+ and Valkey lack the connection type.
+func noTLS(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "'tls-port") || strings.Contains(msg, "Failed finding TLS support")
 }
 
 // TLSClient returns a rueidis client to s's TLS port that trusts the test's CA, closed in
@@ -195,13 +210,26 @@ func ACLRules(t testing.TB, path string) map[string][][]string {
 	return rules
 }
 
-// ACLUser returns the ACL SETUSER command that creates user with password and the rules of
+// LineBlocks returns the blocks of docs/SECURITY.md that a user of the server behind rc
+// needs for its server line, besides those of the client library and its lock types:
+// "rueidis-not-7.0" on every line but Redis 7.0 (told apart by its features: ACL DRYRUN
+// without CLIENT SETINFO).
+func LineBlocks(t testing.TB, rc rueidis.Client) []string {
+	t.Helper()
+	if Has(t, rc, ACLSelectors) && !Has(t, rc, ClientSetinfo) {
+		return nil
+	}
+	return []string{"rueidis-not-7.0"}
+}
+
+// ACLUser returns the ACL SETUSER command that creates user with password (from no
+// permissions and no channels: "reset resetchannels", as Redis 6.2 needs) and the rules of
 // blocks (ids of rules, each block one line of rules, as ACLRules returns them), less the
 // rules in without. It fails the test when a block is missing or a rule of without is in
 // none of the blocks.
 func ACLUser(t testing.TB, rules map[string][][]string, user, password string, blocks []string, without ...string) []string {
 	t.Helper()
-	cmd := []string{"ACL", "SETUSER", user, "reset", "on", ">" + password}
+	cmd := []string{"ACL", "SETUSER", user, "reset", "resetchannels", "on", ">" + password}
 	removed := map[string]bool{}
 	for _, b := range blocks {
 		lines, ok := rules[b]

@@ -53,7 +53,7 @@ type Sentinel struct {
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
 	begin := time.Now()
-	bin := lookRedis(t, "redis-server")
+	bin, build := programBuild(t)
 	s := &Sentinel{}
 	s.dir = topologyDir(t, "redistest-sentinel-", s.stop)
 	dir := s.dir
@@ -118,7 +118,7 @@ sentinel parallel-syncs %s 1
 	if err := redisserver.Poll(ctx, "sentinels ready", func() error { return s.ready(master) }); err != nil {
 		t.Fatalf("%v\n%s", err, s.logTails())
 	}
-	announce(t, ModeProcess, "Redis Sentinel: 3 redis-server and 3 sentinel processes, "+bin)
+	announce(t, ModeProcess, "Redis Sentinel: 3 server and 3 sentinel processes, "+bin+", "+build.String())
 	t.Logf("redistest: sentinel master %s, replicas %s %s, sentinels %v ready in %v",
 		master, s.data[1].addr, s.data[2].addr, s.SentinelAddrs(), time.Since(begin).Round(time.Millisecond))
 	return s

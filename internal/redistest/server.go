@@ -143,7 +143,7 @@ func newServer(tb testing.TB, mode string, shared bool, popts ProcessOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
-	announce(tb, srv.Mode, srv.How)
+	announce(tb, srv.Mode, srv.How+"; "+describeBuild(srv.Mode))
 	s := &Server{Addr: srv.Addr, shared: shared, log: log, srv: srv}
 	register(s)
 	return s, nil

@@ -31,9 +31,19 @@ func startMode(t testing.TB, mode string) *Server {
 
 func startWith(t testing.TB, mode string, opts ProcessOptions) *Server {
 	t.Helper()
-	s, err := newServer(t, mode, false, opts)
+	s, err := tryStart(t, mode, opts)
 	if err != nil {
 		t.Fatalf("%v", err)
+	}
+	return s
+}
+
+// tryStart is startWith returning the error of a start that failed.
+func tryStart(t testing.TB, mode string, opts ProcessOptions) (*Server, error) {
+	t.Helper()
+	s, err := newServer(t, mode, false, opts)
+	if err != nil {
+		return nil, err
 	}
 	t.Cleanup(func() {
 		if err := s.terminate(); err != nil {
@@ -41,7 +51,7 @@ func startWith(t testing.TB, mode string, opts ProcessOptions) *Server {
 		}
 		unregister(s)
 	})
-	return s
+	return s, nil
 }
 
 var shared struct {
