@@ -379,8 +379,12 @@ func TestRedLockServersDown(t *testing.T) { // RD-01 and RD-08 shapes over five 
 	require.NoError(t, err, "back to five")
 	assert.Positive(t, v)
 	require.NoError(t, r.Unlock(ctx))
+	// Unlock reports success once a lock was released; a release that met a connection the
+	// restart broke is logged, and that hold, no longer renewed, ends with its 2 s lease.
 	for i := range srvs {
-		assert.False(t, redistest.Exists(t, apps[0][i].c.rc, name), "released on server %d", i)
+		assert.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
+			return !redistest.Exists(t, apps[0][i].c.rc, name)
+		}), "released on server %d, or expired with its lease", i)
 	}
 }
 
