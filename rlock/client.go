@@ -46,6 +46,9 @@ type Client struct {
 // (PubSubMode, JavaPubSub); it fails with an error wrapping pubsub.ErrUnsupported when the
 // cluster lacks the pub/sub that PubSub asks for.
 //
+// It names the connection its calls share, CLIENT SETNAME goredisson:<client id>, where the
+// ACL allows (ConnectionNamePrefix), so that operators can tell which process holds a lock.
+//
 // It returns ErrNilClient for a nil rc, ErrInvalidOptions (naming the field) for an option
 // out of range, and the server's error when the cluster probe cannot reach Redis.
 func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) {
@@ -95,6 +98,7 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		return nil, fmt.Errorf("rlock: metrics: %w", err)
 	}
 	c.holds.obs = c.obs
+	c.nameConnections(ctx)
 	return c, nil
 }
 

@@ -17,10 +17,12 @@ const inspectLong = `Inspect reads each lock NAME and shows:
   holders   one line per hash field "<client-uuid>:<owner-id>": the client id (one random
             UUID per Redisson client or rlock.Client), the owner id (a Java thread id, or a
             goredisson owner minted by rlock.NewOwner) and the hold count (re-entries)
-  runtime   java or unknown. Redisson and goredisson write the same field, and both owner
-            ids are small positive integers counted per process, so a holder is "unknown"
-            unless something only Java writes is there (an RFairLock queue is reported as a
-            note). It is a heuristic, never a proof.
+  runtime   go, with the address it connects from, when a connection is named
+            "goredisson:<client id>" (rlock.New names the connection its calls share, where
+            the ACL allows CLIENT SETNAME); otherwise unknown, and why: a Java Redisson
+            client (unnamed unless it sets clientName), or a Go client whose connection is
+            unnamed or gone. Redisson and goredisson write the same field, so the field alone
+            cannot tell. Needs CLIENT LIST.
   ttl       the remaining lease (PTTL). A watchdog keeps it between 20 s and 30 s by
             default while its holder lives.
   mode      read-write locks: "read" or "write". Each reader line shows the remaining TTL
@@ -75,8 +77,10 @@ names are stable:
                   client_id     the UUID part
                   owner_id      the owner part, as a decimal string
                   hold_count    integer
-                  runtime       "java" or "unknown"
+                  runtime       "go" or "unknown"
                   runtime_hint  why, in words
+                  address       a Go holder's address (CLIENT LIST)
+                  connection_name  its connection's name, "goredisson:<client id>"
                   role          read-write locks only: "reader" or "writer"
                   read_timeouts_ms  readers only: PTTL of each timeout key, 1..hold count
   channel       the unlock channel, "redisson_lock__channel:{NAME}" (read-write locks:

@@ -35,7 +35,7 @@ func TestInspectGoHolder(t *testing.T) {
 		name + ": lock (hash in Redisson RLock layout",
 		"holders:  1",
 		"client " + lc.ID() + "  owner " + owner.String() + "  hold count 2",
-		"runtime unknown: owner " + owner.String() + " is a Java thread id or a goredisson owner number",
+		"runtime go: a goredisson client, connected from 127.0.0.1:",
 		"ttl:      ",
 		"waiters:  0 clients subscribed to " + keys.LockChannel(name) + " (PUBSUB NUMSUB), 0 clients sharded (PUBSUB SHARDNUMSUB)",
 	} {
@@ -60,7 +60,8 @@ func TestInspectGoHolder(t *testing.T) {
 		t.Fatalf("state %+v", st)
 	}
 	h := st.Holders[0]
-	if h.ClientID != lc.ID() || h.OwnerID != owner.String() || h.HoldCount != 2 || h.Field != lc.ID()+":"+owner.String() || h.Runtime != "unknown" {
+	if h.ClientID != lc.ID() || h.OwnerID != owner.String() || h.HoldCount != 2 || h.Field != lc.ID()+":"+owner.String() || h.Runtime != "go" ||
+		!strings.HasPrefix(h.Address, "127.0.0.1:") || h.ConnectionName != rlock.ConnectionNamePrefix+lc.ID() {
 		t.Errorf("holder %+v", h)
 	}
 	if st.TTLMillis == nil || *st.TTLMillis <= 0 || *st.TTLMillis > 30000 {
@@ -102,7 +103,7 @@ func TestInspectJavaHolder(t *testing.T) {
 		for _, want := range []string{
 			name + ": lock",
 			"client " + javaClient + "  owner 57  hold count 1",
-			"runtime unknown: owner 57 is a Java thread id or a goredisson owner number",
+			"runtime unknown: no connection named goredisson:" + javaClient + ": a Java Redisson client",
 			"waiters:  1 client subscribed to redisson_lock__channel:{" + name + "}",
 		} {
 			if !strings.Contains(out, want) {

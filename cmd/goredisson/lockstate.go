@@ -53,8 +53,11 @@ type holder struct {
 	ClientID    string `json:"client_id"`
 	OwnerID     string `json:"owner_id"`
 	HoldCount   int64  `json:"hold_count"`
-	Runtime     string `json:"runtime"`
-	RuntimeHint string `json:"runtime_hint"`
+	Runtime     string `json:"runtime"`      // "go", "java" or "unknown"
+	RuntimeHint string `json:"runtime_hint"` // why, in words
+	// A Go holder's connection (CLIENT LIST): its address and its name.
+	Address        string `json:"address,omitempty"`
+	ConnectionName string `json:"connection_name,omitempty"`
 	// Read-write locks only: "reader" or "writer", and a reader's timeout keys' PTTLs.
 	Role               string  `json:"role,omitempty"`
 	ReadTimeoutsMillis []int64 `json:"read_timeouts_ms,omitempty"`
@@ -130,6 +133,7 @@ func readLock(ctx context.Context, rc rueidis.Client, name string) (*lockState, 
 		if err := readHash(ctx, rc, st, fields); err != nil {
 			return nil, err
 		}
+		identifyHolders(ctx, rc, st)
 	default:
 		st.Kind = kindOther
 		st.Notes = append(st.Notes, fmt.Sprintf("a %s key, not a lock: an RLock is a hash", st.RedisType))
