@@ -20,7 +20,7 @@ readonly FORBIDDEN=(
 	golang.org/x/sync
 )
 # The modules of this repository (see go.work).
-readonly MODULES=(. cmd/goredisson bench)
+readonly MODULES=(. cmd/goredisson bench otel)
 
 export GOWORK=off
 status=0

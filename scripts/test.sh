@@ -24,7 +24,7 @@ export TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
 export GOWORK=off
 
 failed=()
-for m in . cmd/goredisson bench; do
+for m in . cmd/goredisson bench otel; do
 	echo "scripts/test.sh: module $m: go vet ./... && go test -race -count=1 -timeout 40m ./..." >&2
 	if ! (cd "$m" && go vet ./... && go test -race -count=1 -timeout 40m ./...); then
 		failed+=("$m")
