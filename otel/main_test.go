@@ -14,7 +14,10 @@ import (
 	"github.com/goredisson/goredisson/rlock"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	redistest.ExportURL("REDIS_URL") // for the Example
+	redistest.Main(m)
+}
 
 // testTimeout bounds every test's context.
 const testTimeout = time.Minute
