@@ -242,14 +242,25 @@ func TestCloseHandsPendingWakeToNext(t *testing.T) {
 
 func TestWaitBounds(t *testing.T) {
 	srv := redistest.Shared(t)
-	s := newSubscriber(t, srv.Client(t), Classic)
-	w := subscribeN(t, s, channelName(), 1, LockRule)[0]
+	rc := srv.Client(t)
+	s := newSubscriber(t, rc, Classic)
+	channel := channelName()
+	w := subscribeN(t, s, channel, 1, LockRule)[0]
 	defer w.Close()
 
 	t.Run("time bound", func(t *testing.T) {
 		start := time.Now()
-		require.NoError(t, w.WaitAtMost(redistest.Context(t, testTimeout), 50*time.Millisecond), "the time bound ends the wait")
+		byWake, err := w.WaitAtMost(redistest.Context(t, testTimeout), 50*time.Millisecond)
+		require.NoError(t, err, "the time bound ends the wait")
+		assert.False(t, byWake, "the bound, not a wake-up, ended it")
 		assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+	})
+
+	t.Run("wake-up", func(t *testing.T) {
+		publish(t, rc, channel, "0")
+		byWake, err := w.WaitAtMost(redistest.Context(t, testTimeout), time.Minute)
+		require.NoError(t, err)
+		assert.True(t, byWake, "a release message, not the bound, ended it")
 	})
 
 	t.Run("context deadline", func(t *testing.T) {

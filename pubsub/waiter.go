@@ -21,28 +21,32 @@ type Waiter struct {
 // ErrClosed when the Subscriber was closed, and the server's error when subscribing again
 // after a lost subscription was refused (NOPERM: the user's ACL no longer allows it). A
 // wake-up that arrived before Wait was called is consumed at once.
-func (w *Waiter) Wait(ctx context.Context) error { return w.wait(ctx, nil) }
+func (w *Waiter) Wait(ctx context.Context) error {
+	_, err := w.wait(ctx, nil)
+	return err
+}
 
-// WaitAtMost is Wait bounded by d: it also returns nil once d has passed. Lock types bound
-// each wait by the holder's remaining lease, since pub/sub may lose a message.
-func (w *Waiter) WaitAtMost(ctx context.Context, d time.Duration) error {
+// WaitAtMost is Wait bounded by d: it also returns nil once d has passed, and reports
+// whether a wake-up (not d) ended the wait. Lock types bound each wait by the holder's
+// remaining lease, since pub/sub may lose a message.
+func (w *Waiter) WaitAtMost(ctx context.Context, d time.Duration) (woken bool, err error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	return w.wait(ctx, t.C)
 }
 
-func (w *Waiter) wait(ctx context.Context, timeout <-chan time.Time) error {
+func (w *Waiter) wait(ctx context.Context, timeout <-chan time.Time) (woken bool, err error) {
 	select {
 	case <-w.wake:
-		return nil
+		return true, nil
 	case <-timeout:
-		return nil
+		return false, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	case <-w.g.s.closing:
-		return ErrClosed
+		return false, ErrClosed
 	case <-w.g.lost:
-		return w.g.lostErr
+		return false, w.g.lostErr
 	}
 }
 

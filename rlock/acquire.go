@@ -43,7 +43,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 }
 
 func (l *Lock) lock(ctx context.Context) (int64, error) {
-	token, err := l.acquire(ctx, unbounded, 0)
+	token, err := l.acquire(ctx, "Lock", unbounded, 0)
 	return token, l.fail("Lock", err)
 }
 
@@ -60,7 +60,7 @@ func (l *Lock) lockFor(ctx context.Context, lease time.Duration) (int64, error) 
 	if lease <= 0 {
 		return 0, l.fail("LockFor", ErrInvalidLease)
 	}
-	token, err := l.acquire(ctx, unbounded, lease)
+	token, err := l.acquire(ctx, "LockFor", unbounded, lease)
 	return token, l.fail("LockFor", err)
 }
 
@@ -79,7 +79,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (int64, e
 	if err := checkTry(wait, lease); err != nil {
 		return 0, l.fail("TryLock", err)
 	}
-	token, err := l.acquire(ctx, bounded(wait), lease)
+	token, err := l.acquire(ctx, "TryLock", bounded(wait), lease)
 	return token, l.fail("TryLock", err)
 }
 
@@ -93,9 +93,10 @@ func checkTry(wait, lease time.Duration) error {
 	return nil
 }
 
-// acquire checks the call, runs the waiting core (waitFor) and records the outcome. A zero
-// lease means the watchdog. It returns the token of the acquisition (fenced locks).
-func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration) (int64, error) {
+// acquire checks the call, runs the waiting core (waitFor) and reports the operation, named
+// for the method called, to the Observer. A zero lease means the watchdog. It returns the
+// token of the acquisition (fenced locks).
+func (l *Lock) acquire(ctx context.Context, call string, wait waitBound, lease time.Duration) (int64, error) {
 	field, err := l.ownerField(ctx)
 	if err != nil {
 		return 0, err
@@ -106,17 +107,24 @@ func (l *Lock) acquire(ctx context.Context, wait waitBound, lease time.Duration)
 	if l.kind == writeLock && l.upgrade(field) {
 		return 0, ErrUpgrade
 	}
-	start := time.Now()
-	token, err := l.wait(ctx, field, wait, lease)
-	l.c.obs.acquireDone(ctx, start, err)
+	if !l.c.obs.on() {
+		return l.wait(ctx, field, wait, lease, nil)
+	}
+	octx, run := l.c.obs.begin(ctx, l.acquireOp(ctx, call, wait, lease))
+	token, err := l.wait(octx, field, wait, lease, run)
+	if run != nil {
+		run.token = token
+	}
+	run.end(ctx, err)
 	return token, err
 }
 
 // wait is acquire's loop, after the arguments were checked: the shared waiting core with
 // the lock's channel and the reentrant lock's wake rule, the fair lock's (its waiter's own
-// channel), or the spin lock's.
-func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease time.Duration) (token int64, err error) {
+// channel), or the spin lock's. run, when not nil, counts the attempts.
+func (l *Lock) wait(ctx context.Context, field string, wait waitBound, lease time.Duration, run *opRun) (token int64, err error) {
 	try := func() (attempt, error) {
+		run.attempt()
 		a, err := l.try(ctx, field, lease, wait)
 		token = a.token
 		return a, err
@@ -174,7 +182,7 @@ func (l *Lock) tryWith(ctx context.Context, field string, lease time.Duration, w
 		case err != nil:
 			return attempt{}, err
 		case r.acquired:
-			l.c.holds.acquired(l.name, field, a.sent, a.lease, watchdog, r.token, l.kind == readLock)
+			l.c.holds.acquired(ctx, l.name, field, a.sent, a.lease, watchdog, r.token, l.kind == readLock)
 			return attempt{acquired: true, token: r.token}, nil
 		case l.kind == fair && r.ttl <= 0:
 			return attempt{}, nil // free, another waiter first (or no TTL): see fairWait

@@ -91,13 +91,15 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		c.subs.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	c.holds = newHolds(c.wheel, opts.WatchdogTimeout)
-	if c.obs, err = newObserver(opts, c.wheel, c.holds); err != nil {
-		c.wheel.Close()
-		c.subs.Close()
-		return nil, fmt.Errorf("rlock: metrics: %w", err)
+	c.obs = newObserver(opts, firstNode(rc))
+	c.holds = newHolds(c.wheel, opts.WatchdogTimeout, c.obs)
+	if c.obs.on() {
+		if err := c.obs.ext.Attach(c); err != nil {
+			c.wheel.Close()
+			c.subs.Close()
+			return nil, fmt.Errorf("rlock: Observer: %w", err)
+		}
 	}
-	c.holds.obs = c.obs
 	c.nameConnections(ctx)
 	return c, nil
 }
@@ -141,7 +143,9 @@ func (c *Client) Close() {
 		c.holds.close(lost(ErrClosed))
 		c.wheel.Close()
 		c.latches.close()
-		c.obs.close()
+		if c.obs.on() {
+			c.obs.ext.Detach(c)
+		}
 	})
 }
 
@@ -177,6 +181,17 @@ func (c *Client) checkName(name string) error {
 func (c *Client) field(o Owner) string {
 	var b [20]byte
 	return c.id + ":" + string(strconv.AppendInt(b[:0], int64(o), 10)) // one allocation
+}
+
+// firstNode returns the address of rc's first node in sorted order, "" when it has none.
+func firstNode(rc rueidis.Client) string {
+	var first string
+	for addr := range rc.Nodes() {
+		if first == "" || addr < first {
+			first = addr
+		}
+	}
+	return first
 }
 
 // plan returns the pub/sub of a Client with these options on rc (pubsub.Choose).

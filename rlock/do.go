@@ -13,7 +13,7 @@ import (
 // acquired (fn does not run), and otherwise fn's error joined with the release error, so
 // that a hold lost while fn ran shows as ErrNotHeld from Unlock.
 //
-// Hold times are recorded like any other hold (Options.HoldWarning, MeterProvider).
+// Hold times are recorded like any other hold (Options.HoldWarning, Observer).
 func (l *Lock) Do(ctx context.Context, fn func(ctx context.Context) error) error {
 	return l.run(ctx, "Do", unbounded, untokened(fn))
 }
@@ -43,7 +43,7 @@ func (l *Lock) run(ctx context.Context, op string, wait waitBound, fn func(conte
 	if _, ok := OwnerFrom(ctx); !ok {
 		ctx = NewOwner(ctx)
 	}
-	token, err := l.acquire(ctx, wait, 0)
+	token, err := l.acquire(ctx, op, wait, 0)
 	if err != nil {
 		return l.fail(op, err)
 	}

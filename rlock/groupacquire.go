@@ -329,11 +329,19 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 		if !l.c.goBackground(func() {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
 			defer cancel()
+			var run *opRun
+			if l.c.obs.on() {
+				rctx, run = l.c.obs.begin(rctx, l.acquireOp(ctx, "TryLock", bounded(0), mlease))
+			}
+			run.attempt()
 			a, err := l.tryWith(rctx, l.fieldOf(o), mlease, bounded(0), l.execAcquire)
-			l.c.obs.acquireDone(ctx, start, err)
 			if err == nil && !a.acquired {
 				err = ErrLocked
 			}
+			if run != nil {
+				run.token = a.token
+			}
+			run.end(ctx, err)
 			if states[k].CompareAndSwap(pending, delivered) {
 				results <- result{k, err}
 			} else if err == nil {
@@ -426,7 +434,7 @@ func (g *group) waitFor(ctx context.Context, i int, wait time.Duration, mlease t
 		actx, cancel = context.WithDeadline(ctx, deadline.Add(memberGrace))
 		defer cancel()
 	}
-	_, err := g.members[i].acquire(actx, bounded(wait), mlease)
+	_, err := g.members[i].acquire(actx, "TryLock", bounded(wait), mlease)
 	_, failed := g.sort(ctx, i, err, nil, map[int]error{})
 	return failed[i]
 }

@@ -50,14 +50,15 @@ type hold struct {
 	expiry      *time.Timer // fires at safeUntil
 	warn        *time.Timer // long-hold warning, when Options.HoldWarning is set
 	watches     []*watch
-	ended       []*watch // the watches when the hold ended, cancelled outside hs.mu
+	ended       []*watch        // the watches when the hold ended, cancelled outside hs.mu
+	ctx         context.Context // with an Observer: the first acquisition's caller's ctx
 }
 
 // watch is one context handed out by Lock.Held.
 type watch struct{ cancel context.CancelCauseFunc }
 
-func newHolds(wheel *renewal.Wheel, lease time.Duration) *holds {
-	return &holds{wheel: wheel, lease: lease, byName: make(map[string]*hold)}
+func newHolds(wheel *renewal.Wheel, lease time.Duration, obs *observer) *holds {
+	return &holds{wheel: wheel, lease: lease, obs: obs, byName: make(map[string]*hold)}
 }
 
 // acquired records an acquisition by field of name, made by a request sent at sent that set
@@ -71,7 +72,9 @@ func newHolds(wheel *renewal.Wheel, lease time.Duration) *holds {
 // while no acquisition of it used the watchdog, a re-entry only ever moves safe-until
 // earlier, since each acquisition keeps a timeout key with its own lease and a release may
 // leave the shortest of them.
-func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duration, watchdog bool, token int64, read bool) {
+//
+// ctx is the acquisition's: with an Observer, the hold keeps its caller's for HoldEnded.
+func (hs *holds) acquired(ctx context.Context, name, field string, sent time.Time, lease time.Duration, watchdog bool, token int64, read bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closed {
@@ -85,6 +88,9 @@ func (hs *holds) acquired(name, field string, sent time.Time, lease time.Duratio
 		hs.n++
 		h.expiry = time.AfterFunc(time.Hour, func() { hs.expire(name, field, h.id) })
 		h.warn = hs.obs.warnAfter(name, field)
+		if hs.obs.on() {
+			h.ctx = holdCtx(ctx)
+		}
 	}
 	h.count++
 	h.token = token

@@ -56,7 +56,7 @@ func (m *MultiLock) Locks() []*Lock { return append([]*Lock(nil), m.g.members...
 // saying what was refused), a key of another type, a script error. A lock whose server is
 // down or restarting is tried again after a pause.
 func (m *MultiLock) Lock(ctx context.Context) error {
-	return m.fail("Lock", m.g.acquire(ctx, unbounded, 0))
+	return m.acquire(ctx, "Lock", unbounded, 0)
 }
 
 // LockFor acquires every lock like Lock, with an explicit lease that is never renewed: each
@@ -67,7 +67,7 @@ func (m *MultiLock) LockFor(ctx context.Context, lease time.Duration) error {
 	if lease <= 0 {
 		return m.fail("LockFor", ErrInvalidLease)
 	}
-	return m.fail("LockFor", m.g.acquire(ctx, unbounded, lease))
+	return m.acquire(ctx, "LockFor", unbounded, lease)
 }
 
 // TryLock acquires every lock of the group within wait (zero: one attempt each); lease is
@@ -86,7 +86,14 @@ func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) erro
 	if err := checkTry(wait, lease); err != nil {
 		return m.fail("TryLock", err)
 	}
-	return m.fail("TryLock", m.g.acquire(ctx, bounded(wait), lease))
+	return m.acquire(ctx, "TryLock", bounded(wait), lease)
+}
+
+// acquire is the group's acquire named call, reported to the Observer.
+func (m *MultiLock) acquire(ctx context.Context, call string, wait waitBound, lease time.Duration) error {
+	return m.fail(call, m.g.observed(ctx, OpGroupAcquire, call, wait, lease, func(ctx context.Context) error {
+		return m.g.acquire(ctx, wait, lease)
+	}))
 }
 
 // Unlock releases one hold of ctx's owner on every lock of the group, at once (each as
@@ -97,6 +104,10 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 	if _, ok := OwnerFrom(ctx); !ok {
 		return m.fail("Unlock", ErrNoOwner)
 	}
+	return m.g.observed(ctx, OpGroupRelease, "Unlock", unbounded, 0, m.unlock)
+}
+
+func (m *MultiLock) unlock(ctx context.Context) error {
 	var errs []error
 	for i, err := range m.g.unlock(ctx) {
 		if err != nil {
@@ -188,7 +199,7 @@ func (r *RedLock) Quorum() int { return r.g.need }
 // matching ErrNoPermission; a key of another type; a script error) ends it at once:
 // ErrNoQuorum joined with the locks' errors. Locks whose servers are down are tried again.
 func (r *RedLock) Lock(ctx context.Context) (validity time.Duration, err error) {
-	return r.acquired(ctx, "Lock", r.g.acquire(ctx, unbounded, 0))
+	return r.acquire(ctx, "Lock", unbounded, 0)
 }
 
 // LockFor is Lock with an explicit lease that is never renewed, set on every lock acquired
@@ -198,7 +209,7 @@ func (r *RedLock) LockFor(ctx context.Context, lease time.Duration) (validity ti
 	if lease <= 0 {
 		return 0, r.fail("LockFor", ErrInvalidLease)
 	}
-	return r.acquired(ctx, "LockFor", r.g.acquire(ctx, unbounded, lease))
+	return r.acquire(ctx, "LockFor", unbounded, lease)
 }
 
 // TryLock acquires a majority of the locks within wait (zero: one attempt each); lease is
@@ -218,7 +229,16 @@ func (r *RedLock) TryLock(ctx context.Context, wait, lease time.Duration) (valid
 	if err := checkTry(wait, lease); err != nil {
 		return 0, r.fail("TryLock", err)
 	}
-	return r.acquired(ctx, "TryLock", r.g.acquire(ctx, bounded(wait), lease))
+	return r.acquire(ctx, "TryLock", bounded(wait), lease)
+}
+
+// acquire is the group's acquire named call, reported to the Observer, with its validity.
+func (r *RedLock) acquire(ctx context.Context, call string, wait waitBound, lease time.Duration) (validity time.Duration, err error) {
+	err = r.g.observed(ctx, OpGroupAcquire, call, wait, lease, func(ctx context.Context) error {
+		validity, err = r.acquired(ctx, call, r.g.acquire(ctx, wait, lease))
+		return err
+	})
+	return validity, err
 }
 
 // errValidityRanOut is the cause of an acquire whose majority's validity ended before it
@@ -254,6 +274,10 @@ func (r *RedLock) Unlock(ctx context.Context) error {
 	if _, ok := OwnerFrom(ctx); !ok {
 		return r.fail("Unlock", ErrNoOwner)
 	}
+	return r.g.observed(ctx, OpGroupRelease, "Unlock", unbounded, 0, r.unlock)
+}
+
+func (r *RedLock) unlock(ctx context.Context) error {
 	released := 0
 	var errs []error
 	for i, err := range r.g.unlock(ctx) {

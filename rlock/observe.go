@@ -5,113 +5,102 @@ import (
 	"errors"
 	"log/slog"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
-
-	"github.com/goredisson/goredisson/renewal"
 )
 
-// meterName is the instrumentation scope of rlock's metrics.
-const meterName = "github.com/goredisson/goredisson/rlock"
-
-// observer reports what a Client does: logs through Options.Logger and metrics through
-// Options.MeterProvider. It keeps no state of its own: hold starts and counts are in the
-// hold registry, renewal counts in the wheel.
+// observer reports what a Client does: logs through Options.Logger, and operations and hold
+// ends to Options.Observer (ext), when there is one. It keeps no state of its own: hold
+// starts and counts are in the hold registry, renewal counts in the wheel.
 type observer struct {
 	log         *slog.Logger
 	holdWarning time.Duration
-
-	acquire metric.Float64Histogram
-	hold    metric.Float64Histogram
-	lost    metric.Int64Counter
-	reg     metric.Registration
+	ext         Observer // nil: no observer
+	server      string   // the Redis address operations report (Op.Server)
 }
 
 var discard = slog.New(slog.DiscardHandler)
 
-// newObserver creates the instruments and registers the callback that reads the wheel's
-// and the registry's counts, so both must exist before it is called.
-func newObserver(opts Options, wheel *renewal.Wheel, hs *holds) (*observer, error) {
-	o := &observer{log: opts.Logger, holdWarning: opts.HoldWarning}
+func newObserver(opts Options, server string) *observer {
+	o := &observer{log: opts.Logger, holdWarning: opts.HoldWarning, ext: opts.Observer, server: server}
 	if o.log == nil {
 		o.log = discard
 	}
-	mp := opts.MeterProvider
-	if mp == nil {
-		mp = noop.NewMeterProvider()
-	}
-	m := mp.Meter(meterName)
-	var err error
-	if o.acquire, err = m.Float64Histogram("goredisson.lock.acquire.duration", metric.WithUnit("s"),
-		metric.WithDescription("Time from an acquire call to its return, by outcome; waits included.")); err != nil {
-		return nil, err
-	}
-	if o.hold, err = m.Float64Histogram("goredisson.lock.hold.duration", metric.WithUnit("s"),
-		metric.WithDescription("Time from an owner's first acquisition of a lock to its final release.")); err != nil {
-		return nil, err
-	}
-	if o.lost, err = m.Int64Counter("goredisson.lock.lost",
-		metric.WithDescription("Holds lost: lease not renewed in time, removed by someone else, force-unlocked or client closed.")); err != nil {
-		return nil, err
-	}
-	renewals, err := m.Int64ObservableCounter("goredisson.lock.renewals",
-		metric.WithDescription("Locks whose lease the watchdog extended."))
-	if err != nil {
-		return nil, err
-	}
-	failures, err := m.Int64ObservableCounter("goredisson.lock.renewal.failures",
-		metric.WithDescription("Watchdog renewal calls that failed (retried at the next tick)."))
-	if err != nil {
-		return nil, err
-	}
-	held, err := m.Int64ObservableUpDownCounter("goredisson.lock.held",
-		metric.WithDescription("Holds of this client now: (lock, owner) pairs acquired and not released."))
-	if err != nil {
-		return nil, err
-	}
-	o.reg, err = m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
-		s := wheel.Stats()
-		obs.ObserveInt64(renewals, int64(s.Renewed))
-		obs.ObserveInt64(failures, int64(s.Failed))
-		obs.ObserveInt64(held, int64(hs.count()))
-		return nil
-	}, renewals, failures, held)
-	return o, err
+	return o
 }
 
-// acquireDone records an acquire call's outcome.
-func (o *observer) acquireDone(ctx context.Context, start time.Time, err error) {
-	outcome := outcomeAcquired
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrLocked):
-		outcome = outcomeLocked
-	case ctx.Err() != nil:
-		outcome = outcomeCanceled
-	default:
-		outcome = outcomeError
-	}
-	o.acquire.Record(ctx, time.Since(start).Seconds(), outcomes[outcome]...)
+// on reports whether an Observer receives the operations.
+func (o *observer) on() bool { return o.ext != nil }
+
+// opRun is an operation in progress, for the Observer: its events are counted here and
+// reported at its end. A nil *opRun (no Observer) ignores everything.
+type opRun struct {
+	obs      OpObserver
+	caller   context.Context // the caller's ctx, that holds taken by the operation keep
+	attempts int
+	wakeUps  int
+	waited   time.Duration
+	token    int64
+	granted  int
+	existed  bool
 }
 
-// The outcomes of an acquire call, as the attribute "outcome" of its duration.
-const (
-	outcomeAcquired = iota
-	outcomeLocked
-	outcomeCanceled
-	outcomeError
-)
+// opKey is the context key of the running operation.
+type opKey struct{}
 
-// outcomes are the options of Record for each outcome, made once: made per call, they
-// would allocate on every acquire, with metrics off too.
-var outcomes = func() (opts [4][]metric.RecordOption) {
-	for i, v := range []string{"acquired", "locked", "canceled", "error"} {
-		opts[i] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", v)))}
+// begin starts op for the Observer, which must be set (on). It returns the ctx the
+// operation runs under, which carries the run (opFrom), and the run; nil when the Observer
+// ignores the operation.
+func (o *observer) begin(ctx context.Context, op Op) (context.Context, *opRun) {
+	octx, obs := o.ext.Start(ctx, op)
+	if obs == nil {
+		return ctx, nil
 	}
-	return opts
-}()
+	r := &opRun{obs: obs, caller: ctx}
+	return context.WithValue(octx, opKey{}, r), r
+}
+
+// opFrom returns the operation that ctx runs, or nil.
+func opFrom(ctx context.Context) *opRun {
+	r, _ := ctx.Value(opKey{}).(*opRun)
+	return r
+}
+
+// attempt counts one run of an acquire script.
+func (r *opRun) attempt() {
+	if r != nil {
+		r.attempts++
+	}
+}
+
+// slept counts a wait for a release that lasted d; woken tells that a message ended it.
+func (r *opRun) slept(d time.Duration, woken bool) {
+	if r == nil {
+		return
+	}
+	r.waited += d
+	if woken {
+		r.wakeUps++
+		r.obs.WokenUp()
+	}
+}
+
+// end reports the operation's end with err; ctx is the caller's, whose end makes the
+// outcome OutcomeCanceled.
+func (r *opRun) end(ctx context.Context, err error) {
+	if r == nil {
+		return
+	}
+	r.obs.End(OpEnd{Outcome: outcomeOf(ctx, err), Err: err, Attempts: r.attempts, WakeUps: r.wakeUps,
+		Waited: r.waited, Token: r.token, Granted: r.granted, Existed: r.existed})
+}
+
+// holdCtx returns the ctx a hold taken under ctx keeps for the Observer: the caller's of
+// the outermost operation ctx runs (a group's, for its members), or ctx itself.
+func holdCtx(ctx context.Context) context.Context {
+	for r := opFrom(ctx); r != nil; r = opFrom(ctx) {
+		ctx = r.caller
+	}
+	return ctx
+}
 
 // warnAfter returns the long-hold warning timer of a new hold, or nil when none is set.
 func (o *observer) warnAfter(name, field string) *time.Timer {
@@ -124,18 +113,75 @@ func (o *observer) warnAfter(name, field string) *time.Timer {
 	})
 }
 
-// holdEnded records the end of h: its duration when its owner released it, a loss otherwise.
+// holdEnded reports the end of h: to the Observer, and as a warning when it was lost.
 func (o *observer) holdEnded(h *hold, cause error) {
-	if errors.Is(cause, ErrReleased) {
-		o.hold.Record(context.Background(), time.Since(h.start).Seconds())
-		return
+	if o.ext != nil {
+		ctx := h.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		o.ext.HoldEnded(ctx, HoldEnd{Lock: h.name, Owner: h.field, Held: time.Since(h.start), Cause: cause})
 	}
-	if errors.Is(cause, ErrClosed) {
+	if errors.Is(cause, ErrReleased) || errors.Is(cause, ErrClosed) {
 		return // Close ends every hold on purpose
 	}
-	o.lost.Add(context.Background(), 1)
 	o.log.Warn("rlock: lock lost", "lock", h.name, "holder", h.field, "cause", cause)
 }
 
-// close unregisters the metric callback.
-func (o *observer) close() { o.reg.Unregister() }
+// lockTypes names each lock kind for Op.Type.
+var lockTypes = [...]string{
+	reentrant:    "lock",
+	fenced:       "fenced",
+	nonReentrant: "nonreentrant",
+	spin:         "spin",
+	fair:         "fair",
+	readLock:     "read",
+	writeLock:    "write",
+}
+
+// op describes an operation of kind on l, named "rlock." + call, for ctx's owner.
+func (l *Lock) op(ctx context.Context, kind OpKind, call string) Op {
+	o, _ := OwnerFrom(ctx)
+	return Op{Kind: kind, Name: "rlock." + call, Lock: l.name, Type: lockTypes[l.kind], ClientID: l.c.id,
+		Server: l.c.obs.server, Owner: o, Wait: -1}
+}
+
+// acquireOp describes an acquire of l.
+func (l *Lock) acquireOp(ctx context.Context, call string, wait waitBound, lease time.Duration) Op {
+	op := l.op(ctx, OpAcquire, call)
+	if wait.limited {
+		op.Wait = wait.d
+	}
+	op.Lease, op.Watchdog = lease, l.c.opts.WatchdogTimeout
+	return op
+}
+
+// observed runs fn, the operation of kind on g named for the group's type and call, under
+// its first member's Client's Observer, with the members granted when it acquired the group.
+// wait and lease are an acquire's.
+func (g *group) observed(ctx context.Context, kind OpKind, call string, wait waitBound, lease time.Duration,
+	fn func(context.Context) error) error {
+	first := g.members[0]
+	if !first.c.obs.on() {
+		return fn(ctx)
+	}
+	o, _ := OwnerFrom(ctx)
+	op := Op{Kind: kind, Name: "rlock.MultiLock." + call, Lock: g.name, Type: "multilock", ClientID: first.c.id,
+		Owner: o, Wait: -1, Members: g.labels}
+	if g.redlock {
+		op.Name, op.Type = "rlock.RedLock."+call, "redlock"
+	}
+	if kind == OpGroupAcquire {
+		if wait.limited {
+			op.Wait = wait.d
+		}
+		op.Lease, op.Watchdog = lease, first.c.opts.WatchdogTimeout
+	}
+	octx, run := first.c.obs.begin(ctx, op)
+	err := fn(octx)
+	if run != nil && err == nil && kind == OpGroupAcquire {
+		run.granted = len(g.heldBy(o))
+	}
+	run.end(ctx, err)
+	return err
+}

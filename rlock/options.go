@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"go.opentelemetry.io/otel/metric"
 )
 
 // Defaults used for zero Options fields. They are Redisson's where Redisson has one.
@@ -153,12 +151,11 @@ type Options struct {
 	// WAIT or INFO) and debug records (a hold given back after its caller gave up or because
 	// no replica confirmed it). Nil means no logging.
 	Logger *slog.Logger
-	// MeterProvider, when set, receives the client's OpenTelemetry metrics:
-	// goredisson.lock.acquire.duration (histogram, s, by outcome), goredisson.lock.hold.duration
-	// (histogram, s), goredisson.lock.renewals and goredisson.lock.renewal.failures
-	// (counters), goredisson.lock.lost (counter) and goredisson.lock.held (holds now). Nil
-	// means no metrics.
-	MeterProvider metric.MeterProvider
+	// Observer, when set, receives every lock operation from its start to its end, the end
+	// of every hold, and the Client's counts (Client.Stats), to turn them into metrics and
+	// traces: github.com/goredisson/goredisson/otel is the OpenTelemetry one (metrics
+	// goredisson.lock.*, a span per operation). Nil means none.
+	Observer Observer
 	// HoldWarning, when positive, logs a warning for every hold kept longer than this.
 	HoldWarning time.Duration
 	// FairLockWaitTimeout is the thread-wait time of the fair lock's waiters (see

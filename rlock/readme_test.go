@@ -17,15 +17,15 @@ import (
 
 // TestReadmeCodeIsExampleCode keeps README.md's Go code from rotting: every ```go block of
 // the README after the first (a whole program, TestReadmeProgramRuns) must appear, line for
-// line (indentation aside), in this package's runnable examples, which the tests compile
-// and run.
+// line (indentation aside), in the runnable examples of this package or of the otel module,
+// which the tests compile and run.
 func TestReadmeCodeIsExampleCode(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var examples []string
-	for _, f := range []string{"example_test.go", "example_more_test.go", "example_group_test.go"} {
+	for _, f := range []string{"example_test.go", "example_more_test.go", "example_group_test.go", "../otel/example_test.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -41,7 +41,13 @@ import (
 // error says so and the Client logs a warning: the real holder's watchdog keeps its lock
 // alive until that owner unlocks.
 func (l *Lock) Unlock(ctx context.Context) error {
-	return l.fail("Unlock", l.unlock(ctx))
+	if !l.c.obs.on() || l.check() != nil {
+		return l.fail("Unlock", l.unlock(ctx))
+	}
+	octx, run := l.c.obs.begin(ctx, l.op(ctx, OpRelease, "Unlock"))
+	err := l.unlock(octx)
+	run.end(ctx, err)
+	return l.fail("Unlock", err)
 }
 
 func (l *Lock) unlock(ctx context.Context) error {
@@ -246,6 +252,22 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, l.fail("ForceUnlock", err)
 	}
+	if !l.c.obs.on() {
+		return l.forceUnlock(ctx)
+	}
+	op := l.op(ctx, OpForceUnlock, "ForceUnlock")
+	op.Owner = 0
+	octx, run := l.c.obs.begin(ctx, op)
+	existed, err := l.forceUnlock(octx)
+	if run != nil {
+		run.existed = existed
+	}
+	run.end(ctx, err)
+	return existed, err
+}
+
+// forceUnlock is ForceUnlock after its check.
+func (l *Lock) forceUnlock(ctx context.Context) (bool, error) {
 	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
 	defer cancel()
 	script, ks, args := lua.ForceRelease, []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)

@@ -69,6 +69,7 @@ func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, clas
 		return waitError(ctx, err)
 	}
 	defer w.Close()
+	run := opFrom(ctx)
 	var lost lostConnection
 	for {
 		a, err := try()
@@ -91,11 +92,13 @@ func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, clas
 				sleep, limited = left, true
 			}
 		}
+		slept, woken := time.Now(), true
 		if limited {
-			err = w.WaitAtMost(ctx, sleep)
+			woken, err = w.WaitAtMost(ctx, sleep)
 		} else {
 			err = w.Wait(ctx)
 		}
+		run.slept(time.Since(slept), woken && err == nil)
 		if err != nil {
 			return waitError(ctx, err)
 		}

@@ -30,7 +30,7 @@ export TESTCONTAINERS_RYUK_DISABLED="${TESTCONTAINERS_RYUK_DISABLED:-true}"
 export TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
 
 failed=()
-for m in . integration cmd/goredisson bench; do
+for m in . integration cmd/goredisson bench otel; do
 	work="$(pwd)/go.work"
 	[ "$m" = . ] && work=off
 	echo "scripts/test.sh: module $m (GOWORK=$work): go vet ./... && go test -race -count=1 -timeout 40m ./..." >&2
