@@ -138,7 +138,7 @@ public final class Peer {
 
     /**
      * Makes single trust only the CA certificates in the PEM file at path (for rediss://): through
-     * a trust manager (Redisson 3.22.0+), or else a PKCS12 trust store file written next to it.
+     * a trust manager (Redisson 3.22.0+), or else a PKCS12 trust store in a temporary file.
      */
     private static void trustOnly(SingleServerConfig single, String path) throws Exception {
         KeyStore ks = KeyStore.getInstance("PKCS12");
