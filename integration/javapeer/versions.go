@@ -52,6 +52,9 @@ var (
 	ShardedPubSub = Feature{"", "sharded pub/sub for its locks in cluster mode", "3.22.0"}
 	// UnlockLatch: the unlock scripts write redisson_unlock_latch:{name}:<request id>.
 	UnlockLatch = Feature{"", "unlock latch keys", "3.24.0"}
+	// GroupIsHeld: RedissonMultiLock.isHeldByCurrentThread (and so RedissonRedLock's) answers
+	// whether every member is held; before, it throws UnsupportedOperationException.
+	GroupIsHeld = Feature{"", "RedissonMultiLock.isHeldByCurrentThread", "3.27.2"}
 	// FairQueuedPTTL: the fair lock's acquire, for a waiter already queued, replies
 	// max(0, PTTL of the lock); before, its queue deadline minus the thread-wait time and now.
 	FairQueuedPTTL = Feature{"", "the fair lock's max(0, PTTL) reply to a queued waiter", "3.32.0"}
