@@ -60,11 +60,18 @@ func TestClusterInterop(t *testing.T) {
 				}
 				c := newClusterEnv(t, cl, nodes, v, jm.name, rlock.Options{}, pubsub.Classic|pubsub.Sharded, sum)
 				t.Run("MutualExclusion", c.testMutualExclusion)
-				t.Run("UnlockWakesWaiter", c.testUnlockWakesWaiter)
-				t.Run("ForceUnlockWakesWaiter", c.testForceUnlockWakesWaiter)
+				t.Run("UnlockWakesWaiter", func(t *testing.T) {
+					javapeer.Avoid(t, v, javapeer.ShardingDetection) // asserts which kind Java subscribes with
+					c.testUnlockWakesWaiter(t)
+				})
+				t.Run("ForceUnlockWakesWaiter", func(t *testing.T) {
+					javapeer.Avoid(t, v, javapeer.ShardingDetection)
+					c.testForceUnlockWakesWaiter(t)
+				})
 				t.Run("ReentrancyPerOwner", c.testReentrancyPerOwner)
 				t.Run("Fair", c.testFair)
 				t.Run("GoTold", func(t *testing.T) {
+					javapeer.Avoid(t, v, javapeer.ShardingDetection)
 					mode, listens := jm.told, jm.listens
 					if !javapeer.Has(v, javapeer.ShardedPubSub) {
 						mode, listens = rlock.JavaPubSubClassic, pubsub.Classic
@@ -395,6 +402,7 @@ func (c *clusterEnv) testReentrancyPerOwner(t *testing.T) {
 // it: its waiters subscribe the ways Java may publish.
 func testClusterClassicVsAuto(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Client, v string, sum *summary) {
 	javapeer.Need(t, v, javapeer.ShardedPubSub)
+	javapeer.Avoid(t, v, javapeer.ShardingDetection)
 	const watchdog = 2 * time.Second
 	c := newClusterEnv(t, cl, nodes, v, "AUTO", rlock.Options{WatchdogTimeout: watchdog, PubSub: rlock.PubSubClassic}, pubsub.Classic, sum)
 	e := c.env(t)

@@ -11,20 +11,6 @@ import (
 // newest first): JarPath(t, "3.17.7") is integration/java/target/peer-3.17.7.jar.
 var KnownVersions = []string{"4.7.0", "3.52.0", "3.36.0", "3.27.2", "3.23.5", "3.17.7"}
 
-// FullMatrix are the versions the interop tests run everything on. The others run the
-// reduced set: every type, with fewer rounds and modes (see Full).
-var FullMatrix = []string{"4.7.0", "3.52.0"}
-
-// Full reports whether version runs the full interop matrix (FullMatrix).
-func Full(version string) bool {
-	for _, v := range FullMatrix {
-		if v == version {
-			return true
-		}
-	}
-	return false
-}
-
 // Feature is a part of Redisson that versions before Since lack (facts read in Redisson's
 // sources at each release tag).
 type Feature struct {
@@ -114,6 +100,12 @@ type Bug struct {
 // read lock more than once it extends the wrong timeout keys or fails with a Lua error, and
 // the batch it renews lapses. 4.x rewrote the script.
 var ReadLockRenewal = Bug{"read-lock renewal bug (ReadLockTask reuses its loop variable)", "3.44.0", "3.52.0"}
+
+// ShardingDetection: Redisson 3.27.0–3.28.0 decide between sharded and classic pub/sub in
+// cluster mode with one SPUBLISH to the first master they list, on slot 0's channel: unless
+// that master serves slot 0 it refuses (MOVED), and the client subscribes and publishes
+// classic only. Which kind a peer uses then depends on the order of its masters.
+var ShardingDetection = Bug{"sharded pub/sub detection bug (one SPUBLISH to the first master listed)", "3.27.0", "3.28.0"}
 
 // In reports whether version has b.
 func (b Bug) In(version string) bool {
