@@ -55,14 +55,28 @@ func TestClusterInterop(t *testing.T) {
 		vbegin := time.Now()
 		for _, jm := range javaModes {
 			t.Run("Java"+jm.name, func(t *testing.T) {
+				if jm.name != "AUTO" {
+					javapeer.Need(t, v, javapeer.ShardedSubscriptionMode)
+				}
 				c := newClusterEnv(t, cl, nodes, v, jm.name, rlock.Options{}, pubsub.Classic|pubsub.Sharded, sum)
 				t.Run("MutualExclusion", c.testMutualExclusion)
-				t.Run("UnlockWakesWaiter", c.testUnlockWakesWaiter)
-				t.Run("ForceUnlockWakesWaiter", c.testForceUnlockWakesWaiter)
+				t.Run("UnlockWakesWaiter", func(t *testing.T) {
+					javapeer.Avoid(t, v, javapeer.ShardingDetection) // asserts which kind Java subscribes with
+					c.testUnlockWakesWaiter(t)
+				})
+				t.Run("ForceUnlockWakesWaiter", func(t *testing.T) {
+					javapeer.Avoid(t, v, javapeer.ShardingDetection)
+					c.testForceUnlockWakesWaiter(t)
+				})
 				t.Run("ReentrancyPerOwner", c.testReentrancyPerOwner)
 				t.Run("Fair", c.testFair)
 				t.Run("GoTold", func(t *testing.T) {
-					told := c.withGo(t, rlock.Options{JavaPubSub: jm.told}, jm.listens, c.label+"told")
+					javapeer.Avoid(t, v, javapeer.ShardingDetection)
+					mode, listens := jm.told, jm.listens
+					if !javapeer.Has(v, javapeer.ShardedPubSub) {
+						mode, listens = rlock.JavaPubSubClassic, pubsub.Classic
+					}
+					told := c.withGo(t, rlock.Options{JavaPubSub: mode}, listens, c.label+"told")
 					told.testUnlockWakesWaiter(t)
 				})
 			})
@@ -75,7 +89,8 @@ func TestClusterInterop(t *testing.T) {
 
 // javaModes are Redisson's shardedSubscriptionMode values (since Redisson 3.29.0), with the
 // kinds of pub/sub a Java peer in that mode subscribes and publishes with on Redis 7, and the
-// rlock.JavaPubSub that tells a Go client so.
+// rlock.JavaPubSub that tells a Go client so. An older Redisson runs as AUTO does (3.22.0+)
+// or classic only (before 3.22.0), without the setting.
 var javaModes = []struct {
 	name    string
 	listens pubsub.Kinds
@@ -86,9 +101,12 @@ var javaModes = []struct {
 	{"OFF", pubsub.Classic, rlock.JavaPubSubClassic},
 }
 
-// javaListens returns the kinds of pub/sub a Java peer in shardedSubscriptionMode mode
-// subscribes with on Redis 7.
-func javaListens(mode string) pubsub.Kinds {
+// javaListens returns the kinds of pub/sub a Java peer of Redisson version in
+// shardedSubscriptionMode mode subscribes with on Redis 7.
+func javaListens(version, mode string) pubsub.Kinds {
+	if !javapeer.Has(version, javapeer.ShardedPubSub) {
+		return pubsub.Classic
+	}
 	for _, jm := range javaModes {
 		if jm.name == mode {
 			return jm.listens
@@ -150,7 +168,12 @@ func newClusterEnv(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis
 	for _, addr := range cl.Addrs() {
 		uris = append(uris, "redis://"+addr)
 	}
-	opts := []javapeer.Option{javapeer.WithCluster(uris...), javapeer.WithShardedSubscriptionMode(javaMode)}
+	opts := []javapeer.Option{javapeer.WithCluster(uris...)}
+	if javapeer.Has(version, javapeer.ShardedSubscriptionMode) {
+		opts = append(opts, javapeer.WithShardedSubscriptionMode(javaMode))
+	} else if javaMode != "AUTO" {
+		javapeer.Need(t, version, javapeer.ShardedSubscriptionMode)
+	}
 	if goOpts.WatchdogTimeout > 0 {
 		opts = append(opts, javapeer.WithWatchdog(goOpts.WatchdogTimeout))
 	}
@@ -178,7 +201,7 @@ func (c *clusterEnv) withGo(t *testing.T, goOpts rlock.Options, goListens pubsub
 		cl: c.cl, nodes: c.nodes, version: c.version, javaMode: c.javaMode, watchdog: c.watchdog, label: label,
 		ctx: c.ctx, rc: c.rc, peer: c.peer, javaID: c.javaID, sum: c.sum,
 		goc:     rlocktest.NewClient(t, c.cl.Client(t), goOpts),
-		listens: map[string]pubsub.Kinds{"go": goListens, "java": javaListens(c.javaMode)},
+		listens: map[string]pubsub.Kinds{"go": goListens, "java": javaListens(c.version, c.javaMode)},
 		masters: map[string]string{},
 	}
 	t.Logf("Go pub/sub %s, told Java %s: Go waiters listen %s, Java waiters %s; watchdog %v",
@@ -378,6 +401,8 @@ func (c *clusterEnv) testReentrancyPerOwner(t *testing.T) {
 // With the default 30 s watchdog the first handoff would stall up to 30 s. PubSubAuto avoids
 // it: its waiters subscribe the ways Java may publish.
 func testClusterClassicVsAuto(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Client, v string, sum *summary) {
+	javapeer.Need(t, v, javapeer.ShardedPubSub)
+	javapeer.Avoid(t, v, javapeer.ShardingDetection)
 	const watchdog = 2 * time.Second
 	c := newClusterEnv(t, cl, nodes, v, "AUTO", rlock.Options{WatchdogTimeout: watchdog, PubSub: rlock.PubSubClassic}, pubsub.Classic, sum)
 	e := c.env(t)

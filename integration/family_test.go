@@ -36,6 +36,7 @@ func (e *env) javaToken(t *testing.T, owner, cmd, name string, args ...string) i
 // non-atomically under the lock is exact.
 func TestInteropFencedTokens(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, v string) {
+		javapeer.Need(t, v, javapeer.FencedLock)
 		e := newEnv(t, v, 0)
 		const name, counter = "interopF:lock", "interopF:counter"
 		f := e.goc.NewFencedLock(name)
@@ -96,11 +97,9 @@ func TestInteropFencedTokens(t *testing.T) {
 // held (Java tryLock false, Go ErrLocked), waits, and is woken by the holder's one Unlock.
 func TestInteropNonReentrant(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, v string) {
+		javapeer.Need(t, v, javapeer.NonReentrantLock)
 		e := newEnv(t, v, 0)
 		const name = "interopN:lock"
-		if r, err := e.peer.Do(e.ctx, "J", "nonreentrant.islocked", name); err == nil && r.ErrClass == "java.lang.NoSuchMethodException" {
-			t.Skipf("Redisson %s has no non-reentrant lock (4.4+)", e.peer.Must(t, e.ctx, "", "version"))
-		}
 		l := e.goc.NewNonReentrantLock(name)
 		g := rlock.NewOwner(e.ctx)
 		javaField := e.javaField("J")

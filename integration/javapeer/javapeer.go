@@ -37,10 +37,6 @@ import (
 	"time"
 )
 
-// KnownVersions are the jar labels the build produces: JarPath(t, "4") is
-// integration/java/target/peer-4.jar (Redisson 4.x), "3" is peer-3.jar (Redisson 3.x).
-var KnownVersions = []string{"4", "3"}
-
 // Reply is one answer from the peer.
 type Reply struct {
 	OK       bool          // "ok" reply
@@ -427,7 +423,7 @@ func parseReply(line string) (uint64, Reply, bool) {
 	return id, r, true
 }
 
-// JarPath returns the path of the built peer jar for a version label ("4", "3"; see
+// JarPath returns the path of the built peer jar for a Redisson version ("4.7.0"; see
 // KnownVersions). If the jar or java is missing it fails the test when $CI is set and
 // skips it otherwise, naming the build command.
 func JarPath(t testing.TB, version string) string {
@@ -463,7 +459,7 @@ func newerSource(t time.Time) string {
 	return newer
 }
 
-// Versions lists the labels of the jars that are built, e.g. ["3", "4"].
+// Versions lists the Redisson versions whose jars are built, e.g. ["3.52.0", "4.7.0"].
 func Versions() []string {
 	m, _ := filepath.Glob(filepath.Join(TargetDir(), "peer-*.jar"))
 	var vs []string
@@ -474,17 +470,9 @@ func Versions() []string {
 	return vs
 }
 
-// BuildCommand is the shell command that builds the jar for a version label.
+// BuildCommand is the shell command that builds the jar for a Redisson version.
 func BuildCommand(version string) string {
-	dir := JavaDir()
-	switch version {
-	case "4":
-		return "cd " + dir + " && mvn -B -q package"
-	case "3":
-		return "cd " + dir + " && mvn -B -q package -Predisson3"
-	default:
-		return "cd " + dir + " && mvn -B -q package -Dredisson.version=<X.Y.Z> -Djar.name=peer-" + version
-	}
+	return "cd " + JavaDir() + " && ./build.sh " + version
 }
 
 // JavaDir is integration/java, the Maven project. $JAVAPEER_DIR overrides it.

@@ -54,6 +54,9 @@ func TestSmoke(t *testing.T) {
 			if got := p.Must(t, ctx, "", "ping"); got != "pong" {
 				t.Fatalf("ping = %q", got)
 			}
+			if got, want := p.Must(t, ctx, "", "features"), ExpectedFeatures(v); got != want {
+				t.Fatalf("Redisson %s features = %s; the table (versions.go) says %s", v, got, want)
+			}
 
 			id, err := p.ClientID(ctx)
 			if err != nil || !uuidRE.MatchString(id) {

@@ -6,15 +6,19 @@ import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import javax.net.ssl.TrustManagerFactory;
+import java.io.File;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -30,7 +34,6 @@ import org.redisson.RedissonRedLock;
 import org.redisson.api.RAtomicLong;
 import org.redisson.api.RBucket;
 import org.redisson.api.RCountDownLatch;
-import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RSemaphore;
@@ -38,7 +41,6 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
-import org.redisson.config.ShardedSubscriptionMode;
 import org.redisson.config.SingleServerConfig;
 
 /**
@@ -93,8 +95,9 @@ public final class Peer {
         String sharded = opt(opts, "sharded-subscription-mode", "PEER_SHARDED_SUBSCRIPTION_MODE", "");
         if (!cluster.isEmpty()) {
             ClusterServersConfig servers = config.useClusterServers().addNodeAddress(cluster.split(","));
-            if (!sharded.isEmpty()) {
-                servers.setShardedSubscriptionMode(ShardedSubscriptionMode.valueOf(sharded));
+            if (!sharded.isEmpty()) { // Redisson 3.29.0+
+                Class<?> mode = Class.forName("org.redisson.config.ShardedSubscriptionMode");
+                call(ClusterServersConfig.class, servers, "setShardedSubscriptionMode", types(mode), enumValue(mode, sharded));
             }
         } else {
             if (!sharded.isEmpty()) {
@@ -111,7 +114,7 @@ public final class Peer {
             }
             String caPem = opt(opts, "ca-pem", "PEER_CA_PEM", "");
             if (!caPem.isEmpty()) {
-                single.setSslTrustManagerFactory(trustOnly(caPem));
+                trustOnly(single, caPem);
             }
         }
 
@@ -133,9 +136,12 @@ public final class Peer {
         peer.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
     }
 
-    /** A trust manager that trusts only the CA certificates in the PEM file at path (for rediss://). */
-    private static TrustManagerFactory trustOnly(String path) throws Exception {
-        KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+    /**
+     * Makes single trust only the CA certificates in the PEM file at path (for rediss://): through
+     * a trust manager (Redisson 3.22.0+), or else a PKCS12 trust store in a temporary file.
+     */
+    private static void trustOnly(SingleServerConfig single, String path) throws Exception {
+        KeyStore ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
         try (InputStream in = new FileInputStream(path)) {
             int i = 0;
@@ -143,9 +149,20 @@ public final class Peer {
                 ks.setCertificateEntry("ca" + i++, c);
             }
         }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        return tmf;
+        if (has(SingleServerConfig.class, "setSslTrustManagerFactory", TrustManagerFactory.class)) {
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(ks);
+            call(SingleServerConfig.class, single, "setSslTrustManagerFactory", types(TrustManagerFactory.class), tmf);
+            return;
+        }
+        File store = File.createTempFile("peer-truststore", ".p12");
+        store.deleteOnExit();
+        char[] password = "peer-truststore".toCharArray();
+        try (FileOutputStream out = new FileOutputStream(store)) {
+            ks.store(out, password);
+        }
+        single.setSslTruststore(store.toURI().toURL());
+        single.setSslTruststorePassword(new String(password));
     }
 
     /** Reads requests until EOF or quit; global commands run inline, owner commands are queued. */
@@ -184,6 +201,7 @@ public final class Peer {
             case "ping": return "pong";
             case "clientid": return redisson.getId(); // ServiceManager id: the UUID in the lock-holder field
             case "version": return redissonVersion();
+            case "features": return features();
             default: throw new IllegalArgumentException("unknown global command: " + cmd);
         }
     }
@@ -361,19 +379,32 @@ public final class Peer {
                     need(a, 2);
                     s.addPermits(Integer.parseInt(a[1]));
                     return VOID;
-                case "acquire": // xsem.acquire NAME N LEASE_MS
+                case "acquire": { // xsem.acquire NAME N LEASE_MS
                     need(a, 3);
-                    return ids(s.acquire(Integer.parseInt(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
-                case "tryacquire": // xsem.tryacquire NAME N WAIT_MS LEASE_MS
+                    int n = Integer.parseInt(a[1]);
+                    long lease = Long.parseLong(a[2]);
+                    if (n == 1 && !has(XSEM, "acquire", XSEM_N_LEASE)) { // several permits per call: Redisson 3.23.4+
+                        return ids(List.of(s.acquire(lease, TimeUnit.MILLISECONDS)));
+                    }
+                    return ids(xsemCall(s, "acquire", XSEM_N_LEASE, n, lease, TimeUnit.MILLISECONDS));
+                }
+                case "tryacquire": { // xsem.tryacquire NAME N WAIT_MS LEASE_MS
                     need(a, 4);
-                    return ids(s.tryAcquire(Integer.parseInt(a[1]), Long.parseLong(a[2]), Long.parseLong(a[3]), TimeUnit.MILLISECONDS));
+                    int n = Integer.parseInt(a[1]);
+                    long wait = Long.parseLong(a[2]), lease = Long.parseLong(a[3]);
+                    if (n == 1 && !has(XSEM, "tryAcquire", XSEM_N_WAIT_LEASE)) {
+                        String id = s.tryAcquire(wait, lease, TimeUnit.MILLISECONDS);
+                        return ids(id == null ? null : List.of(id));
+                    }
+                    return ids(xsemCall(s, "tryAcquire", XSEM_N_WAIT_LEASE, n, wait, lease, TimeUnit.MILLISECONDS));
+                }
                 case "release": { // xsem.release NAME ID[,ID...]
                     need(a, 2);
                     List<String> ids = Arrays.asList(a[1].split(","));
                     if (ids.size() == 1) {
                         s.release(ids.get(0));
                     } else {
-                        s.release(ids);
+                        call(XSEM, s, "release", types(List.class), ids);
                     }
                     return VOID;
                 }
@@ -383,12 +414,12 @@ public final class Peer {
                 case "available":
                     return String.valueOf(s.availablePermits());
                 case "acquired":
-                    return String.valueOf(s.acquiredPermits());
+                    return String.valueOf(call(XSEM, s, "acquiredPermits", types()));
                 case "permits":
-                    return String.valueOf(s.getPermits());
-                case "lease":
+                    return String.valueOf(call(XSEM, s, "getPermits", types()));
+                case "lease": // Redisson 3.41.0+
                     need(a, 2);
-                    return String.valueOf(s.getLeaseTime(a[1]));
+                    return String.valueOf(call(XSEM, s, "getLeaseTime", types(String.class), a[1]));
                 case "updatelease": // xsem.updatelease NAME ID LEASE_MS
                     need(a, 3);
                     return String.valueOf(s.updateLeaseTime(a[1], Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
@@ -463,22 +494,29 @@ public final class Peer {
             }
         }
 
-        /** The fenced lock's token commands; null for the commands it shares with RLock. */
+        /**
+         * The fenced lock's token commands; null for the commands it shares with RLock. RFencedLock
+         * (Redisson 3.19.0+) is called by name, so that the peer builds with older versions too.
+         */
         private String fenced(String cmd, String[] a) throws Exception {
-            RFencedLock l = (RFencedLock) lock("fenced", a);
+            RLock l = lock("fenced", a);
+            Class<?>[] waitLease = types(long.class, long.class, TimeUnit.class);
             switch (cmd) {
                 case "lock": {
                     long lease = a.length > 1 ? Long.parseLong(a[1]) : -1;
-                    return String.valueOf(lease == -1 ? l.lockAndGetToken() : l.tryLockAndGetToken(-1, lease, TimeUnit.MILLISECONDS));
+                    return String.valueOf(lease == -1
+                            ? call(FENCED, l, "lockAndGetToken", types())
+                            : call(FENCED, l, "tryLockAndGetToken", waitLease, -1L, lease, TimeUnit.MILLISECONDS));
                 }
                 case "trylock":
                     if (a.length == 1) { // tryLockAndGetToken() itself waits without bound (its wait is -1)
-                        return String.valueOf(l.tryLockAndGetToken(0, -1, TimeUnit.MILLISECONDS));
+                        return String.valueOf(call(FENCED, l, "tryLockAndGetToken", waitLease, 0L, -1L, TimeUnit.MILLISECONDS));
                     }
                     need(a, 3);
-                    return String.valueOf(l.tryLockAndGetToken(Long.parseLong(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+                    return String.valueOf(call(FENCED, l, "tryLockAndGetToken", waitLease,
+                            Long.parseLong(a[1]), Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
                 case "token":
-                    return String.valueOf(l.getToken());
+                    return String.valueOf(call(FENCED, l, "getToken", types()));
                 default:
                     return null;
             }
@@ -498,14 +536,13 @@ public final class Peer {
         private RLock newLock(String type, String name) throws Exception {
             switch (type) {
                 case "":       return redisson.getLock(name);
-                case "fenced": return redisson.getFencedLock(name);
+                case "fenced": return (RLock) call(RedissonClient.class, redisson, "getFencedLock", types(String.class), name);
                 case "spin":   return redisson.getSpinLock(name);
                 case "fair":   return redisson.getFairLock(name);
                 case "read":   return redisson.getReadWriteLock(name).readLock();
                 case "write":  return redisson.getReadWriteLock(name).writeLock();
-                case "nonreentrant":
-                    // Redisson 4.4+; looked up by name so that the peer builds with 3.x too.
-                    return (RLock) redisson.getClass().getMethod("getNonReentrantLock", String.class).invoke(redisson, name);
+                case "nonreentrant": // Redisson 4.4.0+
+                    return (RLock) call(RedissonClient.class, redisson, "getNonReentrantLock", types(String.class), name);
                 default:
                     throw new IllegalArgumentException("unknown lock type: " + type);
             }
@@ -551,6 +588,107 @@ public final class Peer {
         if (a.length < n) {
             throw new IllegalArgumentException("need " + n + " argument(s), got " + a.length);
         }
+    }
+
+    private static final Class<?> XSEM = RPermitExpirableSemaphore.class;
+    private static final Class<?> FENCED = apiClass("org.redisson.api.RFencedLock");
+    private static final Class<?>[] XSEM_N_LEASE = types(int.class, long.class, TimeUnit.class);
+    private static final Class<?>[] XSEM_N_WAIT_LEASE = types(int.class, long.class, long.class, TimeUnit.class);
+
+    /**
+     * The Redisson API the peer drives, each with a method that exists exactly when the version
+     * on the classpath has it. The peer compiles against every version; what a version lacks is
+     * called by name (call), and answers UnsupportedOperationException.
+     */
+    private static Map<String, Method> probes() {
+        Map<String, Method> m = new LinkedHashMap<>();
+        Class<?> c = RedissonClient.class;
+        m.put("lock", method(c, "getLock", String.class));
+        m.put("fair", method(c, "getFairLock", String.class));
+        m.put("readwrite", method(c, "getReadWriteLock", String.class));
+        m.put("spin", method(c, "getSpinLock", String.class));
+        m.put("fenced", method(c, "getFencedLock", String.class)); // 3.19.0+
+        m.put("nonreentrant", method(c, "getNonReentrantLock", String.class)); // 4.4.0+
+        m.put("latch", method(c, "getCountDownLatch", String.class));
+        m.put("semaphore", method(c, "getSemaphore", String.class));
+        m.put("xsem", method(c, "getPermitExpirableSemaphore", String.class));
+        m.put("xsem-multi", method(XSEM, "acquire", XSEM_N_LEASE)); // 3.23.4+
+        m.put("xsem-lease", method(XSEM, "getLeaseTime", String.class)); // 3.41.0+
+        m.put("multilock", method(RedissonMultiLock.class, "tryLock", long.class, long.class, TimeUnit.class));
+        m.put("redlock", method(RedissonRedLock.class, "tryLock", long.class, long.class, TimeUnit.class));
+        m.put("sharded-mode", method(ClusterServersConfig.class, "getShardedSubscriptionMode")); // 3.29.0+
+        return m;
+    }
+
+    /** The names of the probes that the Redisson version on the classpath has, comma-separated. */
+    private static String features() {
+        List<String> have = new ArrayList<>();
+        probes().forEach((name, m) -> {
+            if (m != null) {
+                have.add(name);
+            }
+        });
+        return String.join(",", have);
+    }
+
+    private static Class<?>[] types(Class<?>... types) {
+        return types;
+    }
+
+    private static Class<?> apiClass(String name) {
+        try {
+            return Class.forName(name);
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
+    private static Method method(Class<?> api, String name, Class<?>... types) {
+        if (api == null) {
+            return null;
+        }
+        try {
+            return api.getMethod(name, types);
+        } catch (NoSuchMethodException e) {
+            return null;
+        }
+    }
+
+    private static boolean has(Class<?> api, String name, Class<?>... types) {
+        return method(api, name, types) != null;
+    }
+
+    /** Calls api's method name(types) on target; UnsupportedOperationException when this Redisson lacks it. */
+    private static Object call(Class<?> api, Object target, String name, Class<?>[] types, Object... args) throws Exception {
+        Method m = method(api, name, types);
+        if (m == null) {
+            List<String> params = new ArrayList<>();
+            for (Class<?> t : types) {
+                params.add(t.getSimpleName());
+            }
+            String owner = api == null ? "the type" : api.getSimpleName();
+            throw new UnsupportedOperationException("Redisson " + redissonVersion() + " has no "
+                    + owner + "." + name + "(" + String.join(",", params) + ")");
+        }
+        try {
+            return m.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            Throwable c = e.getCause();
+            if (c instanceof Exception) {
+                throw (Exception) c;
+            }
+            throw e;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> xsemCall(RPermitExpirableSemaphore s, String name, Class<?>[] types, Object... args) throws Exception {
+        return (List<String>) call(XSEM, s, name, types, args);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static Object enumValue(Class<?> type, String name) {
+        return Enum.valueOf((Class<? extends Enum>) type, name);
     }
 
     private static String redissonVersion() {
