@@ -57,7 +57,7 @@ const (
 	hoWaiters   = 16
 	hoReadyMax  = 2 * time.Second
 	hoCallMax   = 5 * time.Second // deadline of each Go contender's lock call in (c)
-	javaVersion = "4"
+	javaVersion = "4.7.0"
 )
 
 // EnvBenchQuick makes TestCompare a smoke run (a few seconds per part, 10,000 locks in (d));

@@ -183,6 +183,7 @@ func TestInteropExpirableSemaphore(t *testing.T) {
 // 8,000) and gets its permit.
 func TestInteropExpirablePermitsReclaimed(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, v string) {
+		javapeer.Need(t, v, javapeer.ExpirableSemaphoreMulti)
 		e := newEnv(t, v, 0)
 		const name, n = "interopXSem:reclaim", 5000
 		s := e.goc.NewExpirableSemaphore(name)

@@ -21,7 +21,7 @@ func TestInteropRedisson3ReadRenewal(t *testing.T) {
 	const watchdog = time.Second
 	for _, renewOthers := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "RenewOtherReaders"}[renewOthers], func(t *testing.T) {
-			e := newEnv(t, "3", watchdog)
+			e := newEnv(t, "3.52.0", watchdog) // a version with the read-lock renewal bug (javapeer.ReadLockRenewal)
 			goc, err := rlock.New(e.ctx, e.srv.Client(t), rlock.Options{WatchdogTimeout: watchdog, RenewOtherReaders: renewOthers})
 			require.NoError(t, err)
 			t.Cleanup(goc.Close)
