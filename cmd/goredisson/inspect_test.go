@@ -35,7 +35,7 @@ func TestInspectGoHolder(t *testing.T) {
 		name + ": lock (hash in Redisson RLock layout",
 		"holders:  1",
 		"client " + lc.ID() + "  owner " + owner.String() + "  hold count 2",
-		"runtime go: a goredisson client, connected from 127.0.0.1:",
+		"runtime go: a goredisson client, connected from ", // 127.0.0.1, or Docker's gateway in a container
 		"ttl:      ",
 		"waiters:  0 clients subscribed to " + keys.LockChannel(name) + " (PUBSUB NUMSUB), 0 clients sharded (PUBSUB SHARDNUMSUB)",
 	} {
@@ -61,7 +61,7 @@ func TestInspectGoHolder(t *testing.T) {
 	}
 	h := st.Holders[0]
 	if h.ClientID != lc.ID() || h.OwnerID != owner.String() || h.HoldCount != 2 || h.Field != lc.ID()+":"+owner.String() || h.Runtime != "go" ||
-		!strings.HasPrefix(h.Address, "127.0.0.1:") || h.ConnectionName != rlock.ConnectionNamePrefix+lc.ID() {
+		!strings.Contains(h.Address, ":") || h.ConnectionName != rlock.ConnectionNamePrefix+lc.ID() {
 		t.Errorf("holder %+v", h)
 	}
 	if st.TTLMillis == nil || *st.TTLMillis <= 0 || *st.TTLMillis > 30000 {
