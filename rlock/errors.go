@@ -149,10 +149,11 @@ func (l *Lock) fail(op string, err error) error {
 }
 
 // wrongType returns err matching ErrWrongType (and wrapping it) when it is Redis's, or a
-// lock script's, WRONGTYPE reply; otherwise err unchanged.
+// lock script's, WRONGTYPE reply (Redis 6.2 wraps a script's in "ERR Error running
+// script"); otherwise err unchanged.
 func wrongType(err error) error {
 	var re *rueidis.RedisError
-	if errors.As(err, &re) && strings.HasPrefix(re.Error(), "WRONGTYPE") && !errors.Is(err, ErrWrongType) {
+	if errors.As(err, &re) && strings.Contains(re.Error(), "WRONGTYPE") && !errors.Is(err, ErrWrongType) {
 		return &typeError{err}
 	}
 	return err

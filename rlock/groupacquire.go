@@ -300,8 +300,9 @@ func mergeErrs(failed, miss map[int]error) map[int]error {
 // group can still afford) are still running, and those still running had as long again as
 // the others took (a stopped server must not hold up a RedLock; a running one gets its turn
 // too); once
-// so many failed for errors that need cannot be reached, or, when not waitable, so few are
-// acquired or still running that need cannot be reached (members held by others: ErrLocked);
+// so many failed for errors that need cannot be reached, or, in a RedLock's sweep that is not
+// waitable, so few are acquired or still running that need cannot be reached (members held
+// by others: ErrLocked);
 // at deadline plus memberGrace (when not zero; a single attempt's deadline is its start);
 // or when ctx ends. A try still running then is abandoned, and gives back the
 // hold it takes. An abandoned member counts as held by another owner (ErrLocked) when need
@@ -399,8 +400,11 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 			switch {
 			case errs > len(idx)-need:
 				abandon(ErrLocked)
-			case !waitable && len(acquired)+left < need:
-				abandon(ErrLocked) // the tries still running cannot make need: the outcome is known
+			case g.redlock && !waitable && len(acquired)+left < need:
+				// A RedLock's single attempt: the tries still running cannot make need, the
+				// outcome is known. (A MultiLock's first sweep waits for every try, so that
+				// none acquires behind its back after it moved on.)
+				abandon(ErrLocked)
 			}
 			if straggle == nil && left > 0 && enough() {
 				t := time.NewTimer(max(time.Since(start), stragglerMin))
