@@ -167,6 +167,9 @@ func (m *MultiLock) fail(op string, err error) error { return failOn(op, m.g.nam
 //
 // An owner that holds a majority re-enters exactly the locks it holds. Every method is safe
 // for concurrent use.
+//
+// Build each server's Client with ConnectMember: it is made even while its server is down,
+// so that a process can start, and acquire, with a minority of the servers down.
 type RedLock struct {
 	g *group
 }

@@ -2,6 +2,8 @@ package rlock
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -256,9 +258,12 @@ func TestRedLockBasics(t *testing.T) { // RD-06, RD-07 shapes
 	require.NoError(t, locks[0].Unlock(b))
 	require.NoError(t, locks[3].Unlock(b))
 
-	// Excluded while held, woken by the release.
-	_, err = r.Lock(a)
+	// Excluded while held, woken by the release. a takes all five through a MultiLock over
+	// the same locks (a RedLock may keep only a majority when a server is slow to answer),
+	// so that b waits on the first server.
+	all, err := NewMultiLock(locks...)
 	require.NoError(t, err)
+	require.NoError(t, all.Lock(a))
 	_, err = r.TryLock(b, 0, 0)
 	assert.ErrorIs(t, err, ErrLocked)
 	done := make(chan error, 1)
@@ -396,14 +401,18 @@ func TestRedLockPausedServer(t *testing.T) {
 	srvs := startServers(t, 5)
 	ctx := redistest.Context(t, testTimeout)
 	const name = "redlock:paused"
-	r, err := NewRedLock(groupOn(t, srvs, name, Options{ReleaseTimeout: time.Second})...)
+	// A short watchdog: a give-back that leaves a re-entered hold sets this lease.
+	r, err := NewRedLock(groupOn(t, srvs, name, Options{ReleaseTimeout: time.Second, WatchdogTimeout: 3 * time.Second})...)
+	require.NoError(t, err)
+	// a takes all five through a MultiLock over the same locks: a RedLock's single attempt
+	// may keep only a majority when a server is slow to answer.
+	all, err := NewMultiLock(r.Locks()...)
 	require.NoError(t, err)
 	a, b := NewOwner(ctx), NewOwner(ctx)
 
 	// Within the lease: b is refused, then waits (on the first server's channel, not on the
 	// stopped one) and acquires a majority when a releases, the server still stopped.
-	_, err = r.TryLock(a, 0, 20*time.Second)
-	require.NoError(t, err)
+	require.NoError(t, all.TryLock(a, 10*time.Second, 20*time.Second))
 	heldA := mustGroupHeld(t, r, a)
 	srvs[2].Pause(t)
 	_, err = r.TryLock(b, 300*time.Millisecond, 0)
@@ -414,6 +423,11 @@ func TestRedLockPausedServer(t *testing.T) {
 		done <- err
 	}()
 	require.True(t, redistest.Poll(30*time.Second, time.Millisecond, func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("b's wait ended before a released: %v", err)
+		default:
+		}
 		return redistest.NumSub(t, r.Locks()[0].c.rc, "redisson_lock__channel:{"+name+"}") > 0
 	}), "b waits on the first server's channel")
 	assert.NoError(t, heldA.Err())
@@ -423,8 +437,7 @@ func TestRedLockPausedServer(t *testing.T) {
 	require.NoError(t, r.Unlock(b))
 
 	// Beyond the lease.
-	_, err = r.TryLock(a, 0, 2*time.Second)
-	require.NoError(t, err)
+	require.NoError(t, all.TryLock(a, 10*time.Second, 2*time.Second))
 	heldA = mustGroupHeld(t, r, a)
 	srvs[2].Pause(t)
 	<-heldA.Done()
@@ -443,8 +456,23 @@ func TestRedLockPausedServer(t *testing.T) {
 			}
 		}
 		return true
-	}), "a holds nothing on any server")
+	}), "a holds nothing on any server: %s", groupState(t, r, a))
 	assert.ErrorIs(t, r.Unlock(a), ErrNotHeld, "a's lease ran out everywhere")
+}
+
+// groupState describes, for a failure message, what each member's server holds and what the
+// owner's hold count is there.
+func groupState(t *testing.T, r *RedLock, owner context.Context) string {
+	t.Helper()
+	var b strings.Builder
+	ctx := redistest.Context(t, 5*time.Second)
+	for i, l := range r.Locks() {
+		n, err := l.HoldCount(owner)
+		h, herr := l.c.rc.Do(ctx, l.c.rc.B().Hgetall().Key(l.name).Build()).AsStrMap()
+		ttl, terr := l.c.rc.Do(ctx, l.c.rc.B().Pttl().Key(l.name).Build()).AsInt64()
+		fmt.Fprintf(&b, "\n member %d: hold count %d (%v), hash %v (%v), pttl %d (%v)", i, n, err, h, herr, ttl, terr)
+	}
+	return b.String()
 }
 
 // TestGroupScenarios: Redisson's own MultiLock and RedLock checks (ML-02, RD-05, RD-06), on
