@@ -352,8 +352,9 @@ func (l *Lock) runAcquireSynced(ctx context.Context, a acquisition, script lua.S
 // re-entry), that hold stays, with the TTL a set, and the registry's safe-until follows it
 // (a read hold keeps its own: its remaining timeout keys were not touched).
 func (l *Lock) giveBack(ctx context.Context, a acquisition) error {
-	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer cancel()
+	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
+	defer dctx.stop()
+	ctx = dctx
 	r, err := l.release(ctx, a.field, false, true, false)
 	if err == nil && r == partial && l.kind != readLock {
 		l.c.holds.leaseReset(l.name, a.field, a.sent, a.lease)

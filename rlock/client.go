@@ -23,6 +23,7 @@ import (
 type Client struct {
 	rc        rueidis.Client
 	id        string // random v4 UUID, the first part of every hash field
+	fields    fieldCache
 	opts      Options
 	publish   []string // publish commands passed to the release scripts
 	listen    pubsub.Kinds
@@ -177,10 +178,28 @@ func (c *Client) checkName(name string) error {
 	return nil
 }
 
-// field returns the hash field of owner o: "<client-uuid>:<owner>".
+// field returns the hash field of owner o: "<client-uuid>:<owner>". Recent owners' fields
+// are remembered (fieldCache), so that an owner's Lock and Unlock build it once.
 func (c *Client) field(o Owner) string {
+	slot := &c.fields[uint64(o)%uint64(len(c.fields))]
+	if e := slot.Load(); e != nil && e.owner == o {
+		return e.field
+	}
 	var b [20]byte
-	return c.id + ":" + string(strconv.AppendInt(b[:0], int64(o), 10)) // one allocation
+	f := c.id + ":" + string(strconv.AppendInt(b[:0], int64(o), 10))
+	slot.Store(&ownerField{owner: o, field: f})
+	return f
+}
+
+// fieldCache holds the fields of recent owners, in the slot of owner modulo its length:
+// owners are minted in sequence, so owners at work at once rarely share a slot, and an
+// owner's later calls find its field there.
+type fieldCache [64]atomic.Pointer[ownerField]
+
+// ownerField is one owner's field, as fieldCache keeps it.
+type ownerField struct {
+	owner Owner
+	field string
 }
 
 // firstNode returns the address of rc's first node in sorted order, "" when it has none.

@@ -32,21 +32,20 @@ type detached struct {
 }
 
 // detach returns a context with parent's values, without its cancellation, that ends d from
-// now, and the function that releases its timer, to be called when the request is over.
-func detach(parent context.Context, d time.Duration) (*detached, func()) {
-	c := &detached{parent: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
-	return c, c.stop
+// now. Call its stop when the request is over, to release its timer.
+func detach(parent context.Context, d time.Duration) *detached {
+	return &detached{parent: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
 }
 
 // detachAfter is detach for a request whose caller waits for it: the context ends d after
 // the caller's deadline, or d from now when the caller has none, so that a caller with a
 // deadline never sees its request cut short before the caller itself gives up.
-func detachAfter(caller context.Context, d time.Duration) (*detached, func()) {
-	c, stop := detach(caller, d)
+func detachAfter(caller context.Context, d time.Duration) *detached {
+	c := detach(caller, d)
 	if dl, ok := caller.Deadline(); ok && dl.Add(d).After(c.deadline) {
 		c.deadline = dl.Add(d)
 	}
-	return c, stop
+	return c
 }
 
 func (c *detached) Deadline() (time.Time, bool) { return c.deadline, true }
@@ -125,8 +124,8 @@ func detachedAcquire[T any, R acquireRequest[T]](c *Client, ctx context.Context,
 	if ctx.Done() == nil {
 		return r.run(ctx)
 	}
-	rctx, cancel := detachAfter(ctx, c.opts.ReleaseTimeout)
-	defer cancel()
+	rctx := detachAfter(ctx, c.opts.ReleaseTimeout)
+	defer rctx.stop()
 	v, err := r.run(rctx)
 	if ctx.Err() == nil {
 		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
@@ -137,8 +136,8 @@ func detachedAcquire[T any, R acquireRequest[T]](c *Client, ctx context.Context,
 	}
 	if r.took(v, err) {
 		giveBack := func() {
-			bctx, cancel := detach(ctx, c.opts.ReleaseTimeout)
-			defer cancel()
+			bctx := detach(ctx, c.opts.ReleaseTimeout)
+			defer bctx.stop()
 			r.undo(bctx, v)
 		}
 		if !c.goBackground(giveBack) {

@@ -17,8 +17,8 @@ func TestDetachedContext(t *testing.T) {
 	cancel()
 
 	t.Run("Done asked for before the deadline", func(t *testing.T) {
-		ctx, stop := detach(parent, 50*time.Millisecond)
-		defer stop()
+		ctx := detach(parent, 50*time.Millisecond)
+		defer ctx.stop()
 		assert.Equal(t, "v", ctx.Value(key{}), "the parent's values")
 		require.NoError(t, ctx.Err(), "not the parent's cancellation")
 		dl, ok := ctx.Deadline()
@@ -35,8 +35,8 @@ func TestDetachedContext(t *testing.T) {
 	})
 
 	t.Run("Done asked for after the deadline", func(t *testing.T) {
-		ctx, stop := detach(parent, time.Millisecond)
-		defer stop()
+		ctx := detach(parent, time.Millisecond)
+		defer ctx.stop()
 		require.Eventually(t, func() bool { return ctx.Err() != nil }, 10*time.Second, time.Millisecond)
 		assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
 		select {
@@ -47,9 +47,9 @@ func TestDetachedContext(t *testing.T) {
 	})
 
 	t.Run("stopped before the deadline", func(t *testing.T) {
-		ctx, stop := detach(parent, time.Hour)
+		ctx := detach(parent, time.Hour)
 		done := ctx.Done()
-		stop()
+		ctx.stop()
 		require.NoError(t, ctx.Err())
 		select {
 		case <-done:
@@ -59,8 +59,8 @@ func TestDetachedContext(t *testing.T) {
 	})
 
 	t.Run("a child context follows it", func(t *testing.T) {
-		ctx, stop := detach(parent, 20*time.Millisecond)
-		defer stop()
+		ctx := detach(parent, 20*time.Millisecond)
+		defer ctx.stop()
 		child, cancel := context.WithCancel(ctx)
 		defer cancel()
 		select {
@@ -77,16 +77,16 @@ func TestDetachedContext(t *testing.T) {
 func TestDetachAfter(t *testing.T) {
 	caller, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	ctx, stop := detachAfter(caller, time.Second)
-	defer stop()
+	ctx := detachAfter(caller, time.Second)
+	defer ctx.stop()
 	want, _ := caller.Deadline()
 	dl, ok := ctx.Deadline()
 	require.True(t, ok)
 	assert.Equal(t, want.Add(time.Second), dl, "the caller's deadline plus the grace")
 	require.NoError(t, ctx.Err())
 
-	ctx, stop = detachAfter(context.WithoutCancel(caller), time.Second)
-	defer stop()
+	ctx = detachAfter(context.WithoutCancel(caller), time.Second)
+	defer ctx.stop()
 	dl, ok = ctx.Deadline()
 	require.True(t, ok)
 	assert.WithinDuration(t, time.Now().Add(time.Second), dl, 500*time.Millisecond, "the grace from now")

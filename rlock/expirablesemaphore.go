@@ -206,8 +206,8 @@ func (s *ExpirableSemaphore) tryOnce(ctx context.Context, n int64, lease time.Du
 // have taken, after lostRequestGrace and bounded by ReleaseTimeout. When that fails too, permits the request took
 // come back when their lease ends (never, for permits taken without a lease).
 func (s *ExpirableSemaphore) forget(ctx context.Context, raw []string) {
-	rctx, cancel := detach(ctx, s.c.opts.ReleaseTimeout)
-	defer cancel()
+	rctx := detach(ctx, s.c.opts.ReleaseTimeout)
+	defer rctx.stop()
 	afterLostRequest(rctx)
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
 	for {

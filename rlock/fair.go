@@ -136,8 +136,9 @@ func (l *Lock) fairAcquireCall(a acquisition) (lua.Script, []string, []string) {
 // Leaving is idempotent; with replica sync on it waits for the replicas once. A failure is
 // logged: the waiter then stays queued until its deadline passes.
 func (l *Lock) leaveQueue(ctx context.Context, field, waitMs string) {
-	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer cancel()
+	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
+	defer dctx.stop()
+	ctx = dctx
 	pub := l.publishes()
 	ks := []string{l.fair.queue, l.fair.timeout, l.name, l.channel}
 	args := append([]string{field, waitMs, pub[0], "0"}, pub[1:]...)

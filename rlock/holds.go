@@ -32,6 +32,7 @@ type holds struct {
 
 	mu     sync.Mutex
 	byName map[string]*hold // name → its holds, linked by hold.next (rarely more than one)
+	free   []*hold          // ended holds to reuse, with their stopped expiry timers
 	n      int
 	lastID uint64
 	closed bool
@@ -47,7 +48,7 @@ type hold struct {
 	watchdog    bool   // renewed by the wheel
 	start       time.Time
 	safeUntil   time.Time
-	expiry      *time.Timer // fires at safeUntil
+	expiry      *time.Timer // fires at safeUntil; kept when the hold is reused
 	warn        *time.Timer // long-hold warning, when Options.HoldWarning is set
 	watches     []*watch
 	ended       []*watch        // the watches when the hold ended, cancelled outside hs.mu
@@ -83,10 +84,10 @@ func (hs *holds) acquired(ctx context.Context, name, field string, sent time.Tim
 	h := hs.get(name, field)
 	if h == nil {
 		hs.lastID++
-		h = &hold{name: name, field: field, next: hs.byName[name], id: hs.lastID, start: time.Now()}
+		h = hs.newHoldLocked()
+		h.name, h.field, h.next, h.id, h.start = name, field, hs.byName[name], hs.lastID, time.Now()
 		hs.byName[name] = h
 		hs.n++
-		h.expiry = time.AfterFunc(time.Hour, func() { hs.expire(name, field, h.id) })
 		h.warn = hs.obs.warnAfter(name, field)
 		if hs.obs.on() {
 			h.ctx = holdCtx(ctx)
@@ -107,6 +108,34 @@ func (hs *holds) acquired(ctx context.Context, name, field string, sent time.Tim
 		t = h.safeUntil
 	}
 	hs.setSafeUntilLocked(h, t)
+}
+
+// maxFree bounds the ended holds kept for reuse.
+const maxFree = 128
+
+// newHoldLocked returns an empty hold, an ended one when there is one (the steady state of
+// a lock taken and released allocates nothing), with a stopped expiry timer. Called with
+// hs.mu held.
+func (hs *holds) newHoldLocked() *hold {
+	if n := len(hs.free); n > 0 {
+		h := hs.free[n-1]
+		hs.free = hs.free[:n-1]
+		*h = hold{expiry: h.expiry}
+		return h
+	}
+	h := &hold{}
+	h.expiry = time.AfterFunc(time.Hour, func() { hs.expire(h) })
+	h.expiry.Stop()
+	return h
+}
+
+// reuse keeps h, which has ended and been finished, for a later hold.
+func (hs *holds) reuse(h *hold) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if len(hs.free) < maxFree {
+		hs.free = append(hs.free, h)
+	}
 }
 
 // get returns field's hold of name, or nil. Called with hs.mu held.
@@ -137,12 +166,12 @@ func (hs *holds) renewed(name, field string, id uint64, sent time.Time) {
 	}
 }
 
-// expire ends hold id when its safe-until time has passed; the timer of a hold whose
-// safe-until moved later just fires again then.
-func (hs *holds) expire(name, field string, id uint64) {
+// expire ends h, when it is in the table, once its safe-until time has passed; the timer
+// of a hold whose safe-until moved later just fires again then. A late run of the timer,
+// after h ended and was reused, acts on the hold h now is, by the same rule.
+func (hs *holds) expire(h *hold) {
 	hs.mu.Lock()
-	h := hs.get(name, field)
-	if h == nil || h.id != id {
+	if hs.get(h.name, h.field) != h {
 		hs.mu.Unlock()
 		return
 	}
@@ -278,12 +307,14 @@ func (hs *holds) removeLocked(h *hold) {
 	h.ended, h.watches = h.watches, nil
 }
 
-// finish cancels h's Held contexts with cause and records the end, outside hs.mu.
+// finish cancels h's Held contexts with cause and records the end, outside hs.mu; h is
+// then reused.
 func (hs *holds) finish(h *hold, cause error) {
 	for _, w := range h.ended {
 		w.cancel(cause)
 	}
 	hs.obs.holdEnded(h, cause)
+	hs.reuse(h)
 }
 
 // watch returns a context derived from parent that is cancelled with the cause of the end of
@@ -299,10 +330,13 @@ func (hs *holds) watch(name, field string, parent context.Context) (context.Cont
 	ctx, cancel := context.WithCancelCause(parent)
 	w := &watch{cancel: cancel}
 	h.watches = append(h.watches, w)
+	id := h.id // h may be reused once it ended: stop finds it by name, field and id
 	return ctx, func() {
 		hs.mu.Lock()
-		if i := slices.Index(h.watches, w); i >= 0 {
-			h.watches = slices.Delete(h.watches, i, i+1)
+		if h := hs.get(name, field); h != nil && h.id == id {
+			if i := slices.Index(h.watches, w); i >= 0 {
+				h.watches = slices.Delete(h.watches, i, i+1)
+			}
 		}
 		hs.mu.Unlock()
 		cancel(context.Canceled)

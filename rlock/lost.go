@@ -63,8 +63,8 @@ func (l *Lock) forget(ctx context.Context, field string) {
 	if l.c.holds.has(l.name, field) {
 		return
 	}
-	rctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer cancel()
+	rctx := detach(ctx, l.c.opts.ReleaseTimeout)
+	defer rctx.stop()
 	afterLostRequest(rctx)
 	_, err := l.release(rctx, field, false, true, false)
 	l.c.obs.log.Debug("rlock: released a hold an acquire may have taken before its reply was lost", "lock", l.name, "holder", field, "error", err)

@@ -55,8 +55,9 @@ func (l *Lock) unlock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer cancel()
+	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
+	defer dctx.stop()
+	ctx = dctx
 	watchdog, last, id := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
 	r, err := l.release(ctx, field, watchdog, last, true)
@@ -268,8 +269,9 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 
 // forceUnlock is ForceUnlock after its check.
 func (l *Lock) forceUnlock(ctx context.Context) (bool, error) {
-	ctx, cancel := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer cancel()
+	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
+	defer dctx.stop()
+	ctx = dctx
 	script, ks, args := lua.ForceRelease, []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
 	switch l.kind {
 	case readLock:
