@@ -17,7 +17,8 @@ const ConnectionNamePrefix = "goredisson:"
 const nameTimeout = time.Second
 
 // nameConnections names, best effort, the connection that c's calls share on each node:
-// CLIENT SETNAME goredisson:<id>. A server that refuses it (an ACL without
+// CLIENT SETNAME goredisson:<id>, unless the connection already has a name (the
+// application's rueidis.ClientOption.ClientName), which it keeps. A server that refuses it (an ACL without
 // +client|setname) or an error leaves the connection unnamed, logged at debug level; a
 // connection rueidis opens later (after a reconnect, or a pooled one) is not named. To name
 // every connection, set rueidis.ClientOption.ClientName yourself.
@@ -33,6 +34,9 @@ func (c *Client) nameConnections(ctx context.Context) {
 		}
 	}
 	for _, rc := range clients {
+		if cur, err := rc.Do(ctx, rc.B().ClientGetname().Build()).ToString(); err == nil && cur != "" {
+			continue // named by the application (rueidis.ClientOption.ClientName): keep its name
+		}
 		if err := rc.Do(ctx, rc.B().ClientSetname().ConnectionName(name).Build()).Error(); err != nil {
 			c.obs.log.Debug("rlock: could not name the connection (CLIENT SETNAME)", "name", name, "error", err)
 		}
