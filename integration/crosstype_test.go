@@ -29,3 +29,28 @@ func TestInteropRWOnJavaLock(t *testing.T) {
 		assert.Empty(t, e.hgetall(name))
 	})
 }
+
+// TestInteropLockOnJavaRead: a Java thread holds getReadWriteLock(name).readLock(); Go's
+// plain, fair, fenced and spin locks on the same name refuse it with ErrWrongType and leave
+// Java's hash as it was, and Java's reader still reads.
+func TestInteropLockOnJavaRead(t *testing.T) {
+	forEachVersion(t, func(t *testing.T, v string) {
+		e := newEnv(t, v, 0)
+		const name = "interopLock:on-java-read"
+		e.peer.Must(t, e.ctx, "J", "read.lock", name)
+		before := e.hgetall(name)
+		for kind, l := range map[string]*rlock.Lock{
+			"plain": e.goc.NewLock(name),
+			"fair":  e.goc.NewFairLock(name),
+			"spin":  e.goc.NewSpinLock(name, rlock.SpinBackoff{}),
+		} {
+			assert.ErrorIs(t, l.TryLock(rlock.NewOwner(e.ctx), 0, 0), rlock.ErrWrongType, kind)
+		}
+		_, err := e.goc.NewFencedLock(name).TryLock(rlock.NewOwner(e.ctx), 0, 0)
+		assert.ErrorIs(t, err, rlock.ErrWrongType, "fenced")
+		assert.Equal(t, before, e.hgetall(name), "Java's hash is untouched")
+		assert.Equal(t, "true", e.peer.Must(t, e.ctx, "J", "read.islocked", name))
+		e.peer.Must(t, e.ctx, "J", "read.unlock", name)
+		assert.Empty(t, e.hgetall(name))
+	})
+}

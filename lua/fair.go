@@ -87,8 +87,9 @@ end
 // earlier); a holder re-enters; both reply nil. A field already queued gets the holder's
 // PTTL, at least 0. Otherwise the field joins the queue's tail with the deadline: the last
 // waiter's deadline (or now plus the holder's PTTL when there is none) plus ARGV[3]; the
-// reply is that deadline less ARGV[3] and now.
-var FairAcquire = newScript(purgeStale("ARGV[4]")+takeIfFirst("ARGV[3]")+`
+// reply is that deadline less ARGV[3] and now. A read-write lock's hash is refused first
+// (ReadWriteHeld), before the purge.
+var FairAcquire = newScript(refuseReadWrite+purgeStale("ARGV[4]")+takeIfFirst("ARGV[3]")+`
 if redis.call('zscore', KEYS[3], ARGV[2]) then
 	return math.max(0, redis.call('pttl', KEYS[1]))
 end
@@ -118,8 +119,9 @@ return ttl
 //	ARGV[4] thread-wait time in milliseconds
 //
 // Stale heads are purged, then the lock is taken or re-entered as by FairAcquire (reply
-// nil); otherwise the reply is 1 and the queue is left as it is.
-var FairTryAcquire = newScript(purgeStale("ARGV[3]")+takeIfFirst("ARGV[4]")+`
+// nil); otherwise the reply is 1 and the queue is left as it is. A read-write lock's hash is
+// refused first (ReadWriteHeld).
+var FairTryAcquire = newScript(refuseReadWrite+purgeStale("ARGV[3]")+takeIfFirst("ARGV[4]")+`
 return 1
 `, false)
 
@@ -193,14 +195,15 @@ return nil
 // Release: a retry finds the field gone (the key deleted, or taken by the next waiter since)
 // and replies nil, which its caller, who knows it released its last hold, reads as released.
 // The publish comes before the lock's key is touched, so that a refused publish leaves the
-// lock held (the purge of stale heads before it is a cleanup any script would do).
+// lock held (the purge of stale heads before it is a cleanup any script would do). A field
+// that holds a read-write lock's hash (a reader's) is refused: ReadWriteHeld.
 var FairRelease = newScript(`
 `+replayLatch("KEYS[5]", "ARGV[7]")+purgeStale("ARGV[4]")+`
 if redis.call('exists', KEYS[1]) == 0 then
 `+wakeHead("1", "5", "8")+`
 	return nil
 end
-`+releaseOne("KEYS[5]", "ARGV[6]")+wakeHead("1", "5", "8")+`
+`+releaseOne("KEYS[5]", "ARGV[6]", refuseReadWrite)+wakeHead("1", "5", "8")+`
 redis.call('del', KEYS[1])
 return 1
 `, false)

@@ -196,7 +196,7 @@ end
 if mode ~= 'write' then
 	return nil
 end
-`+releaseOne("KEYS[3]", "ARGV[4]")+publishAll("6", "ARGV[1]")+`redis.call('hdel', KEYS[1], ARGV[3])
+`+releaseOne("KEYS[3]", "ARGV[4]", "")+publishAll("6", "ARGV[1]")+`redis.call('hdel', KEYS[1], ARGV[3])
 if redis.call('hlen', KEYS[1]) == 1 then
 	redis.call('del', KEYS[1])
 else

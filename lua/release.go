@@ -26,8 +26,10 @@ package lua
 // The publish comes before any write of a full release, so that a publish the server
 // refuses (an ACL user without PUBLISH or the channel) fails the script with nothing
 // changed: the lock stays held, rather than deleted with its waiters never told.
+//
+// A field that holds a read-write lock's hash (a reader's) is refused: ReadWriteHeld.
 var Release = newScript(`
-`+replayLatch("KEYS[3]", "ARGV[6]")+releaseOne("KEYS[3]", "ARGV[5]")+`if ARGV[4] ~= '' then
+`+replayLatch("KEYS[3]", "ARGV[6]")+releaseOne("KEYS[3]", "ARGV[5]", refuseReadWrite)+`if ARGV[4] ~= '' then
 	redis.call(ARGV[4], KEYS[2], ARGV[1])
 end
 if ARGV[7] then
@@ -88,13 +90,14 @@ end
 // ARGV[3]: nil when it holds none; with holds left the lease ARGV[2] is set again (unless
 // "0"), 0 stored in the latch with TTL ttlArg, and the reply is 0. Otherwise the script
 // goes on to its full release having written nothing (so that a refused publish there
-// changes nothing, and writes no latch: see Release).
-func releaseOne(latch, ttlArg string) string {
+// changes nothing, and writes no latch: see Release). The step held (refuseReadWrite, or
+// "") runs once the field is known to hold, before any write.
+func releaseOne(latch, ttlArg, held string) string {
 	return `local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
 if count == nil then
 	return nil
 end
-if count > 1 then
+` + held + `if count > 1 then
 	redis.call('hincrby', KEYS[1], ARGV[3], -1)
 	if ARGV[2] ~= '0' then
 		redis.call('pexpire', KEYS[1], ARGV[2])

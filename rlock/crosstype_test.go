@@ -1,6 +1,7 @@
 package rlock
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,19 +11,25 @@ import (
 	"github.com/goredisson/goredisson/internal/redistest"
 )
 
-// TestCrossTypeRefused: a read-write lock's halves refuse a name that a plain, fair, fenced
-// or spin lock holds, with ErrWrongType naming the lock, and leave the holder's hash as it
-// was; the holder still holds, and a third owner is still excluded. A lock on a name that
+// lockKinds returns, by name, the constructors of the lock types that share one hash layout
+// (holder fields and their counts).
+func lockKinds(c *Client) map[string]func(name string) *Lock {
+	return map[string]func(name string) *Lock{
+		"plain":         c.NewLock,
+		"fair":          c.NewFairLock,
+		"fenced":        func(name string) *Lock { return c.NewFencedLock(name).l },
+		"spin":          func(name string) *Lock { return c.NewSpinLock(name, SpinBackoff{}) },
+		"non-reentrant": c.NewNonReentrantLock,
+	}
+}
+
+// TestCrossTypeRefused: a read-write lock's halves refuse a name that a plain, fair, fenced,
+// spin or non-reentrant lock holds, with ErrWrongType naming the lock, and leave the holder's
+// hash as it was; the holder still holds, and a third owner is still excluded. A lock on a name that
 // holds another Redis type (a semaphore's counter) fails with ErrWrongType too.
 func TestCrossTypeRefused(t *testing.T) {
 	f := newFixture(t, Options{})
-	holders := map[string]func(name string) *Lock{
-		"plain":  f.c.NewLock,
-		"fair":   f.c.NewFairLock,
-		"fenced": func(name string) *Lock { return f.c.NewFencedLock(name).l },
-		"spin":   func(name string) *Lock { return f.c.NewSpinLock(name, SpinBackoff{}) },
-	}
-	for kind, newLock := range holders {
+	for kind, newLock := range lockKinds(f.c) {
 		t.Run(kind, func(t *testing.T) {
 			name := f.name + ":" + kind
 			holder := newLock(name)
@@ -55,6 +62,48 @@ func TestCrossTypeRefused(t *testing.T) {
 		err = f.c.NewReadWriteLock(name).ReadLock().TryLock(NewOwner(f.base), 0, 0)
 		assert.ErrorIs(t, err, ErrWrongType)
 	})
+}
+
+// TestCrossTypeLockOnReadWrite: the plain, fair, fenced, spin and non-reentrant locks refuse
+// a name that a read-write lock holds, with ErrWrongType, from TryLock and Lock alike and for
+// the reader's own owner too (whose field looks like a lock holder's: it would otherwise
+// re-enter the read and count it); an Unlock by that owner releases nothing; the hash is
+// left as it was.
+func TestCrossTypeLockOnReadWrite(t *testing.T) {
+	f := newFixture(t, Options{})
+	for kind, newLock := range lockKinds(f.c) {
+		for _, half := range []string{"read", "write"} {
+			t.Run(kind+" on a "+half, func(t *testing.T) {
+				name := f.name + ":" + kind + ":" + half
+				rw := f.c.NewReadWriteLock(name)
+				hl := rw.ReadLock()
+				if half == "write" {
+					hl = rw.WriteLock()
+				}
+				holder := NewOwner(f.base)
+				require.NoError(t, hl.Lock(holder))
+				before := redistest.HGetAll(t, f.rc, name)
+				l := newLock(name)
+				for _, owner := range []context.Context{holder, NewOwner(f.base)} {
+					err := l.TryLock(owner, 0, 0)
+					require.ErrorIs(t, err, ErrWrongType)
+					assert.ErrorContains(t, err, `"`+name+`"`)
+					assert.ErrorContains(t, err, "held by a read-write lock")
+					assert.ErrorIs(t, l.TryLock(owner, 100*time.Millisecond, 0), ErrWrongType, "a wait does not change it")
+				}
+				// The holder's Unlock through the other type releases nothing: a reader's
+				// field is refused, a writer's is not this type's field.
+				if half == "read" {
+					assert.ErrorIs(t, l.Unlock(holder), ErrWrongType)
+				} else {
+					assert.ErrorIs(t, l.Unlock(holder), ErrNotHeld)
+				}
+				assert.Equal(t, before, redistest.HGetAll(t, f.rc, name), "the hash is untouched")
+				require.NoError(t, hl.Unlock(holder))
+				assert.False(t, redistest.Exists(t, f.rc, name))
+			})
+		}
+	}
 }
 
 // TestNoUpgrade: an owner that holds the read lock asking for the write lock gets ErrUpgrade
