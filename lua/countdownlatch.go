@@ -34,9 +34,10 @@ end
 //	ARGV[2…] publish commands
 //
 // When the key existed it is deleted, ARGV[1] is published and the reply is 1; otherwise the
-// reply is 0.
+// reply is 0. The key is read with GET, so that a key of another type (a lock's hash) gets
+// Redis's WRONGTYPE error and is not deleted.
 var LatchDelete = newScript(`
-if redis.call('exists', KEYS[1]) == 1 then
+if redis.call('get', KEYS[1]) then
 `+publishAll("2", "ARGV[1]")+`	redis.call('del', KEYS[1])
 	return 1
 end

@@ -132,5 +132,5 @@ func (l *CountDownLatch) fail(op string, err error) error {
 			{"decr", l.name}, {"del", l.name}},
 		keys:    []string{l.name, l.channel},
 		channel: l.channel,
-	}, err))
+	}, wrongType(err)))
 }

@@ -26,7 +26,8 @@ func lockKinds(c *Client) map[string]func(name string) *Lock {
 // TestCrossTypeRefused: a read-write lock's halves refuse a name that a plain, fair, fenced,
 // spin or non-reentrant lock holds, with ErrWrongType naming the lock, and leave the holder's
 // hash as it was; the holder still holds, and a third owner is still excluded. A lock on a name that
-// holds another Redis type (a semaphore's counter) fails with ErrWrongType too.
+// holds another Redis type (a semaphore's counter) fails with ErrWrongType too, and so do the
+// synchronizers on a lock's name (a latch's Delete deleted the lock).
 func TestCrossTypeRefused(t *testing.T) {
 	f := newFixture(t, Options{})
 	for kind, newLock := range lockKinds(f.c) {
@@ -61,6 +62,22 @@ func TestCrossTypeRefused(t *testing.T) {
 		assert.ErrorIs(t, err, ErrWrongType)
 		err = f.c.NewReadWriteLock(name).ReadLock().TryLock(NewOwner(f.base), 0, 0)
 		assert.ErrorIs(t, err, ErrWrongType)
+	})
+
+	t.Run("synchronizers on a lock's name", func(t *testing.T) {
+		name := f.name + ":held"
+		owner := NewOwner(f.base)
+		require.NoError(t, f.c.NewLock(name).Lock(owner))
+		before := redistest.HGetAll(t, f.rc, name)
+		latch := f.c.NewCountDownLatch(name)
+		_, err := latch.Delete(f.base)
+		assert.ErrorIs(t, err, ErrWrongType, "the latch's Delete does not delete a lock")
+		assert.ErrorIs(t, latch.CountDown(f.base), ErrWrongType)
+		assert.ErrorIs(t, f.c.NewSemaphore(name).TryAcquire(f.base, 1, 0), ErrWrongType)
+		_, err = f.c.NewExpirableSemaphore(name).TryAcquire(f.base, 1, 0, time.Second)
+		assert.ErrorIs(t, err, ErrWrongType)
+		assert.Equal(t, before, redistest.HGetAll(t, f.rc, name), "the holder's hash is untouched")
+		require.NoError(t, f.c.NewLock(name).Unlock(owner))
 	})
 }
 

@@ -87,11 +87,12 @@ var (
 	// would keep it waiting for ever (Redisson's waits). Release the read first; a writer
 	// may take the read lock and then release its write (a downgrade).
 	ErrUpgrade = errors.New("rlock: read lock held by this owner: it cannot take the write lock (no upgrade)")
-	// ErrWrongType is returned by an acquire when the lock's name holds a key that another
-	// lock type wrote: the read or the write lock of a read-write lock on a name a plain,
-	// fair, fenced or spin lock holds (Java's or Go's), whose hash it leaves untouched; or
-	// any lock on a name that holds a semaphore, a latch or another Redis type (Redis's
-	// WRONGTYPE). Waiting does not change it: group acquires end on it too.
+	// ErrWrongType is returned when the name holds a key that another type wrote, which the
+	// call leaves untouched: the read or the write lock of a read-write lock on a name a
+	// plain, fair, fenced, spin or non-reentrant lock holds (Java's or Go's), or one of those
+	// locks on a read-write lock's name; any lock on a name that holds a semaphore, a latch
+	// or another Redis type, and a semaphore or latch on a lock's name (Redis's WRONGTYPE).
+	// Waiting does not change it: group acquires end on it too.
 	ErrWrongType = errors.New("rlock: name in use by another lock type")
 )
 

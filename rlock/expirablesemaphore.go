@@ -400,5 +400,5 @@ func (s *ExpirableSemaphore) checkPermits(n, least int64) error {
 }
 
 func (s *ExpirableSemaphore) fail(op string, err error) error {
-	return failOn(op, s.name, s.c.permission(s.needs(), err))
+	return failOn(op, s.name, s.c.permission(s.needs(), wrongType(err)))
 }

@@ -238,5 +238,5 @@ func (s *Semaphore) fail(op string, err error) error {
 			{"incrby", s.name, "1"}, {"decrby", s.name, "1"}},
 		keys:    []string{s.name, s.channel},
 		channel: s.channel,
-	}, err))
+	}, wrongType(err)))
 }
