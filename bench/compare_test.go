@@ -417,6 +417,7 @@ func compareThroughput(t *testing.T, srv *redistest.Server, ctl rueidis.Client) 
 	for i, c := range goContenders() {
 		add(c.name, c.short, false, c.newProc, strconv.Itoa(i))
 	}
+	add("floor: rlock's acquire + release scripts, raw (a refused acquire sent again at once)", "raw rlock", true, newRawRlockProc, "rawrlock")
 	add("floor: 2 × EVALSHA `return 1` (no lock)", "2×EVALSHA", true, newRawProc, "raw")
 
 	round := func(e entry, window time.Duration, measured bool) {

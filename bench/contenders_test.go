@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,8 +26,10 @@ import (
 	"github.com/redis/rueidis/rueidislock"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
+	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -298,6 +301,45 @@ func (p *rawProc) lock(ctx context.Context, name string) (func() error, error) {
 }
 
 func (p *rawProc) failed() int64 { return 0 }
+
+// rawRlockProc runs rlock's acquire and release scripts through rueidis without the library:
+// each acquisition has a field of its own, and a refused acquire is sent again at once (no
+// wait, no pub/sub). It is what the protocol allows, the floor of goredisson's own share.
+type rawRlockProc struct {
+	rc      rueidis.Client
+	id      string
+	n       atomic.Int64
+	refused atomic.Int64
+}
+
+func newRawRlockProc(t testing.TB, srv *redistest.Server, id string) proc {
+	return &rawRlockProc{rc: namedClient(t, srv, id), id: id}
+}
+
+func (p *rawRlockProc) lock(ctx context.Context, name string) (func() error, error) {
+	n := strconv.FormatInt(p.n.Add(1), 10)
+	field := p.id + ":" + n
+	for {
+		err := lua.Acquire.Exec(ctx, p.rc, []string{name}, []string{"30000", field}).Error()
+		if rueidis.IsRedisNil(err) {
+			break // acquired
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.refused.Add(1)
+	}
+	return func() error {
+		r, err := lua.Release.Exec(context.Background(), p.rc, []string{name, keys.LockChannel(name), keys.UnlockLatch(name, n)},
+			[]string{"0", "30000", field, "PUBLISH", "1000"}).AsInt64()
+		if err == nil && r != 1 {
+			err = fmt.Errorf("release: %d", r)
+		}
+		return err
+	}, nil
+}
+
+func (p *rawRlockProc) failed() int64 { return p.refused.Load() }
 
 // procName names the i-th simulated process of a contender for CLIENT SETNAME.
 func procName(prefix string, i int) string { return fmt.Sprintf("%s-%d", prefix, i) }
