@@ -232,7 +232,13 @@ func (g *group) multiRound(ctx context.Context, wait time.Duration, deadline tim
 				return nil, ErrLocked
 			}
 		}
-		if err := g.waitFor(ctx, lead, w, mlease, dl); err != nil {
+		var err error
+		if wait > 0 {
+			err = g.waitFor(ctx, lead, w, mlease, dl)
+		} else {
+			err = g.tryOnce(ctx, lead, mlease, dl)
+		}
+		if err != nil {
 			g.giveBack(ctx, acquired)
 			return nil, g.roundError(map[int]error{lead: err})
 		}
@@ -440,6 +446,15 @@ func (g *group) waitFor(ctx context.Context, i int, wait time.Duration, mlease t
 	}
 	_, err := g.members[i].acquire(actx, "TryLock", bounded(wait), mlease)
 	_, failed := g.sort(ctx, i, err, nil, map[int]error{})
+	return failed[i]
+}
+
+// tryOnce is a single attempt at member i (no wait), abandoned memberGrace after deadline
+// as a sweep's tries are, so that a stopped server holds it up no longer than a RedLock's
+// single attempt (a try that acquires after that gives its hold back). It returns nil when
+// acquired, or the member's error as sort files it.
+func (g *group) tryOnce(ctx context.Context, i int, mlease time.Duration, deadline time.Time) error {
+	_, failed := g.sweep(ctx, []int{i}, mlease, deadline, 1, 0, false)
 	return failed[i]
 }
 

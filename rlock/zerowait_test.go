@@ -66,3 +66,35 @@ func TestGroupZeroWaitStoppedServers(t *testing.T) {
 		return true
 	}), "b holds nothing on any server once they resume")
 }
+
+// TestMultiLockZeroWaitFirstServerStopped: a MultiLock's single attempt tries its first lock
+// alone; with that lock's server SIGSTOPped it fails (the request abandoned memberGrace after
+// the call started) far below ReleaseTimeout, as with a wait; once the server resumes, a
+// hold the abandoned request took is given back, and another owner takes the group.
+func TestMultiLockZeroWaitFirstServerStopped(t *testing.T) {
+	srvs := startServers(t, 3)
+	ctx := redistest.Context(t, testTimeout)
+	m, err := NewMultiLock(groupOn(t, srvs, "multilock:zero-wait-first", Options{ReleaseTimeout: 5 * time.Second})...)
+	require.NoError(t, err)
+	const bound = 2 * time.Second // far below ReleaseTimeout, far above memberGrace
+	a, b := NewOwner(ctx), NewOwner(ctx)
+
+	srvs[0].Pause(t)
+	for _, wait := range []time.Duration{0, 100 * time.Millisecond} {
+		start := time.Now()
+		err = m.TryLock(a, wait, 2*time.Second)
+		assert.ErrorIs(t, err, errNoReply, "wait %v", wait)
+		assert.Less(t, time.Since(start), bound, "wait %v: the stopped server did not hold the call up", wait)
+	}
+	srvs[0].Resume(t)
+	require.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
+		for _, l := range m.Locks() {
+			if n, err := l.HoldCount(a); err != nil || n != 0 {
+				return false
+			}
+		}
+		return true
+	}), "a holds nothing once the server resumes")
+	require.NoError(t, m.TryLock(b, 5*time.Second, 0))
+	require.NoError(t, m.Unlock(b))
+}
