@@ -1,6 +1,7 @@
 package rlock
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -57,14 +58,8 @@ func TestGroupZeroWaitStoppedServers(t *testing.T) {
 	for _, i := range []int{2, 3, 4} {
 		srvs[i].Resume(t)
 	}
-	require.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
-		for _, l := range r.Locks() {
-			if n, err := l.HoldCount(b); err != nil || n != 0 {
-				return false
-			}
-		}
-		return true
-	}), "b holds nothing on any server once they resume")
+	require.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, holdsNone(r.Locks(), b)),
+		"b holds nothing on any server once they resume")
 }
 
 // TestMultiLockZeroWaitFirstServerStopped: a MultiLock's single attempt tries its first lock
@@ -87,14 +82,20 @@ func TestMultiLockZeroWaitFirstServerStopped(t *testing.T) {
 		assert.Less(t, time.Since(start), bound, "wait %v: the stopped server did not hold the call up", wait)
 	}
 	srvs[0].Resume(t)
-	require.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
-		for _, l := range m.Locks() {
-			if n, err := l.HoldCount(a); err != nil || n != 0 {
+	require.True(t, redistest.Poll(10*time.Second, 10*time.Millisecond, holdsNone(m.Locks(), a)),
+		"a holds nothing once the server resumes")
+	require.NoError(t, m.TryLock(b, 5*time.Second, 0))
+	require.NoError(t, m.Unlock(b))
+}
+
+// holdsNone returns a condition for redistest.Poll: owner holds none of locks.
+func holdsNone(locks []*Lock, owner context.Context) func() bool {
+	return func() bool {
+		for _, l := range locks {
+			if n, err := l.HoldCount(owner); err != nil || n != 0 {
 				return false
 			}
 		}
 		return true
-	}), "a holds nothing once the server resumes")
-	require.NoError(t, m.TryLock(b, 5*time.Second, 0))
-	require.NoError(t, m.Unlock(b))
+	}
 }
