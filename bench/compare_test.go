@@ -366,16 +366,31 @@ func rawRlockOp(rc rueidis.Client) func(ctx context.Context) error {
 	var i int
 	return func(ctx context.Context) error {
 		i++
-		if err := lua.Acquire.Exec(ctx, rc, []string{name}, []string{"30000", field}).Error(); !rueidis.IsRedisNil(err) {
+		if acquired, err := rawAcquire(ctx, rc, name, field); !acquired {
 			return fmt.Errorf("acquire: %v", err)
 		}
-		n, err := lua.Release.Exec(ctx, rc, []string{name, channel, keys.UnlockLatch(name, strconv.Itoa(i))},
-			[]string{"0", "30000", field, "PUBLISH", "1000"}).AsInt64()
-		if err == nil && n != 1 {
-			err = fmt.Errorf("release: %d", n)
-		}
-		return err
+		return rawRelease(ctx, rc, name, channel, field, strconv.Itoa(i))
 	}
+}
+
+// rawAcquire sends rlock's acquire script for field on name (30 s lease): true when it
+// acquired, false with a nil error when another field holds name.
+func rawAcquire(ctx context.Context, rc rueidis.Client, name, field string) (bool, error) {
+	err := lua.Acquire.Exec(ctx, rc, []string{name}, []string{"30000", field}).Error()
+	if rueidis.IsRedisNil(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// rawRelease sends rlock's release script for field's only hold of name, request id req.
+func rawRelease(ctx context.Context, rc rueidis.Client, name, channel, field, req string) error {
+	n, err := lua.Release.Exec(ctx, rc, []string{name, channel, keys.UnlockLatch(name, req)},
+		[]string{"0", "30000", field, "PUBLISH", "1000"}).AsInt64()
+	if err == nil && n != 1 {
+		err = fmt.Errorf("release: %d", n)
+	}
+	return err
 }
 
 // --- (b) throughput ---------------------------------------------------------------------------

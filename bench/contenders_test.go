@@ -29,7 +29,6 @@ import (
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
-	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -320,22 +319,17 @@ func (p *rawRlockProc) lock(ctx context.Context, name string) (func() error, err
 	n := strconv.FormatInt(p.n.Add(1), 10)
 	field := p.id + ":" + n
 	for {
-		err := lua.Acquire.Exec(ctx, p.rc, []string{name}, []string{"30000", field}).Error()
-		if rueidis.IsRedisNil(err) {
-			break // acquired
-		}
+		acquired, err := rawAcquire(ctx, p.rc, name, field)
 		if err != nil {
 			return nil, err
+		}
+		if acquired {
+			break
 		}
 		p.refused.Add(1)
 	}
 	return func() error {
-		r, err := lua.Release.Exec(context.Background(), p.rc, []string{name, keys.LockChannel(name), keys.UnlockLatch(name, n)},
-			[]string{"0", "30000", field, "PUBLISH", "1000"}).AsInt64()
-		if err == nil && r != 1 {
-			err = fmt.Errorf("release: %d", r)
-		}
-		return err
+		return rawRelease(context.Background(), p.rc, name, keys.LockChannel(name), field, n)
 	}, nil
 }
 

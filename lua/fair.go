@@ -31,7 +31,8 @@ end
 // takeIfFirst is the step that grants a free lock to the field ARGV[2] when the queue is
 // empty or the field heads it: the field leaves the queue, every other waiter's deadline
 // moves waitArg earlier, and the field holds the lock once with the lease ARGV[1]. A field
-// that already holds the lock re-enters. Both reply nil.
+// that already holds the lock re-enters. Both reply nil. A read-write lock's hash (which the
+// take leaves alone, since the key exists) is refused before the re-entry: ReadWriteHeld.
 func takeIfFirst(waitArg string) string {
 	return `
 if redis.call('exists', KEYS[1]) == 0 and
@@ -46,7 +47,7 @@ if redis.call('exists', KEYS[1]) == 0 and
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
 end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+` + refuseReadWrite + `if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
@@ -87,9 +88,9 @@ end
 // earlier); a holder re-enters; both reply nil. A field already queued gets the holder's
 // PTTL, at least 0. Otherwise the field joins the queue's tail with the deadline: the last
 // waiter's deadline (or now plus the holder's PTTL when there is none) plus ARGV[3]; the
-// reply is that deadline less ARGV[3] and now. A read-write lock's hash is refused first
-// (ReadWriteHeld), before the purge.
-var FairAcquire = newScript(refuseReadWrite+purgeStale("ARGV[4]")+takeIfFirst("ARGV[3]")+`
+// reply is that deadline less ARGV[3] and now. A read-write lock's hash is refused
+// (ReadWriteHeld) instead of being re-entered or queued for.
+var FairAcquire = newScript(purgeStale("ARGV[4]")+takeIfFirst("ARGV[3]")+`
 if redis.call('zscore', KEYS[3], ARGV[2]) then
 	return math.max(0, redis.call('pttl', KEYS[1]))
 end
@@ -120,8 +121,8 @@ return ttl
 //
 // Stale heads are purged, then the lock is taken or re-entered as by FairAcquire (reply
 // nil); otherwise the reply is 1 and the queue is left as it is. A read-write lock's hash is
-// refused first (ReadWriteHeld).
-var FairTryAcquire = newScript(refuseReadWrite+purgeStale("ARGV[3]")+takeIfFirst("ARGV[4]")+`
+// refused (ReadWriteHeld).
+var FairTryAcquire = newScript(purgeStale("ARGV[3]")+takeIfFirst("ARGV[4]")+`
 return 1
 `, false)
 

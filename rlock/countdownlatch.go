@@ -127,10 +127,10 @@ func (l *CountDownLatch) fail(op string, err error) error {
 	if err == nil {
 		return nil // the permission needs are built only for an error
 	}
-	return failOn(op, l.name, l.c.permission(needs{
+	return failOn(op, l.name, l.c.classify(needs{
 		calls: [][]string{{"exists", l.name}, {"get", l.name}, {"set", l.name, "0"},
 			{"decr", l.name}, {"del", l.name}},
 		keys:    []string{l.name, l.channel},
 		channel: l.channel,
-	}, wrongType(err)))
+	}, err))
 }

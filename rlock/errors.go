@@ -146,7 +146,7 @@ func (l *Lock) fail(op string, err error) error {
 	if err == nil {
 		return nil // the permission needs are built only for an error
 	}
-	return failOn(op, l.name, l.c.permission(l.needs(), wrongType(err)))
+	return failOn(op, l.name, l.c.classify(l.needs(), err))
 }
 
 // wrongType returns err matching ErrWrongType (and wrapping it) when it is Redis's, or a

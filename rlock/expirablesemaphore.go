@@ -400,5 +400,8 @@ func (s *ExpirableSemaphore) checkPermits(n, least int64) error {
 }
 
 func (s *ExpirableSemaphore) fail(op string, err error) error {
-	return failOn(op, s.name, s.c.permission(s.needs(), wrongType(err)))
+	if err == nil {
+		return nil // the permission needs are built only for an error
+	}
+	return failOn(op, s.name, s.c.classify(s.needs(), err))
 }

@@ -167,7 +167,7 @@ func (e *lineErrors) Unwrap() []error { return e.errs }
 // refusal by Redis's ACL.
 func (g *group) memberErr(i int, err error) error {
 	l := g.members[i]
-	return fmt.Errorf("lock %s: %w", g.labels[i], l.c.permission(l.needs(), wrongType(err)))
+	return fmt.Errorf("lock %s: %w", g.labels[i], l.c.classify(l.needs(), err))
 }
 
 // giveBack releases one hold of ctx's owner on each member of idx, at once, and waits for

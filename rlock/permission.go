@@ -61,13 +61,14 @@ type needs struct {
 // probeTimeout bounds the script that asks the server what the user lacks.
 const probeTimeout = 2 * time.Second
 
-// permission returns err unchanged unless Redis refused something to the user; then it
-// returns an error matching ErrNoPermission (and wrapping err) that names what the user
-// lacks among n. Redis names the command of a refused call but neither the key nor the
+// classify returns err as a call's caller sees it: a WRONGTYPE reply matching ErrWrongType
+// (see wrongType); a refusal by Redis's ACL matching ErrNoPermission (and wrapping err),
+// naming what the user lacks among n; any other err unchanged. Redis names the command of a refused call but neither the key nor the
 // channel, nor the command a script was refused; so the server is asked, with
 // redis.acl_check_cmd in a script (Redis 7+), which of n's calls, keys and channels the
 // user may not use. When that cannot be told, the error carries Redis's reply alone.
-func (c *Client) permission(n needs, err error) error {
+func (c *Client) classify(n needs, err error) error {
+	err = wrongType(err)
 	if err == nil || !refused(err) || errors.Is(err, ErrNoPermission) {
 		return err
 	}

@@ -233,10 +233,10 @@ func (s *Semaphore) fail(op string, err error) error {
 	if err == nil {
 		return nil // the permission needs are built only for an error
 	}
-	return failOn(op, s.name, s.c.permission(needs{
+	return failOn(op, s.name, s.c.classify(needs{
 		calls: [][]string{{"exists", s.name}, {"get", s.name}, {"set", s.name, "0"},
 			{"incrby", s.name, "1"}, {"decrby", s.name, "1"}},
 		keys:    []string{s.name, s.channel},
 		channel: s.channel,
-	}, wrongType(err)))
+	}, err))
 }
