@@ -6,8 +6,16 @@
 // A Subscriber registers Waiters on channels. Each channel has one subscription per rueidis
 // client, shared by the waiters of every Subscriber on that client, opened when the first
 // waiter arrives and closed (UNSUBSCRIBE or SUNSUBSCRIBE, confirmed by the server) when the
-// last one leaves; a new subscription to a channel waits for the previous one's
-// UNSUBSCRIBE, so the two never cross on the shared connection.
+// last one leaves.
+//
+// Outside a cluster, a client's subscriptions of one kind share one connection of their own,
+// kept by one goroutine: the channels that waiters open or leave while a round trip is on
+// the wire go out together in the next, as SUBSCRIBE and UNSUBSCRIBE commands of many
+// channels, and a waiting channel costs no goroutine of its own. 100,000 goroutines, each
+// waiting on a lock of its own, take about 1.9 KB of heap each (docs/BENCHMARKS.md). In a
+// cluster, each subscription goes through rueidis's Receive, which routes it to the node
+// of its channel's slot and follows that slot; a new subscription to a channel waits for
+// the previous one's UNSUBSCRIBE, so the two never cross on the shared connection.
 //
 // Each lock type states its wake rule when it subscribes: a Rule maps a message to the
 // waiters it wakes (WakeN, WakeAll, WakeNone), and the waiters of one Subscriber on one
@@ -18,8 +26,9 @@
 // A fair lock would state its own: one channel per waiter, where any message wakes it. A wake-up
 // that a closing Waiter received but did not consume passes to the next waiter.
 //
-// When a subscription's connection is lost, the client reconnects and subscribes again; on
-// the new confirmation every waiter of the channel is woken to re-check, since a message may
+// When a subscription's connection is lost, it is dialed again and the channels that have
+// waiters are subscribed again; on the new confirmation every waiter of the channel is woken
+// to re-check, since a message may
 // have been published while no subscription existed. Waiters must still bound each wait by
 // what they are waiting for (a lock holder's remaining TTL; Waiter.Wait takes that bound):
 // pub/sub delivers at most once and only to connected subscribers.

@@ -31,13 +31,16 @@ var hubs = struct {
 	m map[rueidis.Client]*hub
 }{m: make(map[rueidis.Client]*hub)}
 
-// hub holds the server-side subscriptions made through one rueidis client. rueidis shares
-// one connection per node among all Receive calls of a client, and an UNSUBSCRIBE on it
-// ends every Receive of that channel; so each channel (of each kind) has one subscription
-// per client, shared by the waiters of every Subscriber on that client.
+// hub holds the server-side subscriptions made through one rueidis client: each channel (of
+// each kind) has one subscription per client, shared by the waiters of every Subscriber on
+// that client. Outside a cluster they are kept by the hub's lines, one connection per kind;
+// in a cluster, each by a goroutine of its own through rueidis's Receive, on the connection
+// rueidis shares per node among all Receive calls of a client (where an UNSUBSCRIBE ends
+// every Receive of that channel).
 type hub struct {
 	client rueidis.Client
-	shared bool // registered in hubs
+	shared bool     // registered in hubs
+	lines  [2]*line // classic and sharded subscriptions outside a cluster; nil in a cluster
 
 	mu       sync.Mutex
 	users    int             // open Subscribers
@@ -55,13 +58,15 @@ type subKey struct {
 // key gets a hub of its own.
 func openHub(client rueidis.Client) *hub {
 	if !reflect.ValueOf(client).Comparable() {
-		return &hub{client: client, users: 1, live: make(map[subKey]*sub), draining: make(map[subKey]*sub)}
+		h := newHub(client, false)
+		h.users = 1
+		return h
 	}
 	hubs.Lock()
 	defer hubs.Unlock()
 	h := hubs.m[client]
 	if h == nil {
-		h = &hub{client: client, shared: true, live: make(map[subKey]*sub), draining: make(map[subKey]*sub)}
+		h = newHub(client, true)
 		hubs.m[client] = h
 	}
 	h.mu.Lock()
@@ -70,9 +75,20 @@ func openHub(client rueidis.Client) *hub {
 	return h
 }
 
-// closeHub drops one user of h. It returns the subscriptions still ending when the last
-// user leaves (the caller waits for them), and nil otherwise.
-func (h *hub) closeHub() []*sub {
+// newHub returns a hub of client with no user. Outside a cluster its subscriptions go
+// through lines, connections of its own; in a cluster each goes through rueidis's Receive,
+// which routes it to the node of its channel.
+func newHub(client rueidis.Client, shared bool) *hub {
+	h := &hub{client: client, shared: shared, live: make(map[subKey]*sub), draining: make(map[subKey]*sub)}
+	if client.Mode() != rueidis.ClientModeCluster {
+		h.lines = [2]*line{newLine(h, false), newLine(h, true)}
+	}
+	return h
+}
+
+// closeHub drops one user of h. When the last user leaves, it returns what the caller is to
+// wait for: the end of every subscription still open or ending, and of h's lines.
+func (h *hub) closeHub() []<-chan struct{} {
 	hubs.Lock()
 	defer hubs.Unlock()
 	h.mu.Lock()
@@ -82,21 +98,29 @@ func (h *hub) closeHub() []*sub {
 		return nil
 	}
 	h.unregisterIfIdleLocked()
-	var ending []*sub
+	var ending []<-chan struct{}
 	for _, b := range h.live {
-		ending = append(ending, b)
+		ending = append(ending, b.doneLocked())
 	}
 	for _, b := range h.draining {
-		ending = append(ending, b)
+		ending = append(ending, b.doneLocked())
+	}
+	for _, l := range h.lines {
+		if l != nil {
+			ending = append(ending, l.stopLocked())
+		}
 	}
 	return ending
 }
 
 // unregisterIfIdleLocked removes h from hubs once nothing uses it. Called with hubs and h.mu
-// held. A hub stays registered while a subscription of it still ends, so that a new
-// Subscriber on the same client waits for that UNSUBSCRIBE before subscribing again.
+// held. A hub whose subscriptions share the client's connection stays registered while a
+// subscription of it still ends, so that a new Subscriber on the same client waits for that
+// UNSUBSCRIBE before subscribing again; a hub with lines of its own leaves with its last
+// user, and its lines end its subscriptions.
 func (h *hub) unregisterIfIdleLocked() {
-	if h.shared && h.users == 0 && len(h.live) == 0 && len(h.draining) == 0 && hubs.m[h.client] == h {
+	idle := h.users == 0 && (h.lines[0] != nil || len(h.live) == 0 && len(h.draining) == 0)
+	if h.shared && idle && hubs.m[h.client] == h {
 		delete(hubs.m, h.client)
 	}
 }
@@ -107,11 +131,18 @@ func (h *hub) join(key subKey, g *group) *sub {
 	defer h.mu.Unlock()
 	b := h.live[key]
 	if b == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		b = &sub{h: h, key: key, ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{})}
-		prev := h.draining[key]
+		b = &sub{h: h, key: key, ready: make(chan struct{})}
 		h.live[key] = b
-		go b.run(prev)
+		if l := h.lineOf(key); l != nil {
+			l.queueLocked(b)
+		} else {
+			var prev <-chan struct{}
+			if p := h.draining[key]; p != nil {
+				prev = p.doneLocked()
+			}
+			b.ctx, b.cancel = context.WithCancel(context.Background())
+			go b.run(prev)
+		}
 	}
 	b.refs++
 	b.mu.Lock()
@@ -120,9 +151,9 @@ func (h *hub) join(key subKey, g *group) *sub {
 	return b
 }
 
-// leave detaches g from b. When g was b's last group, b is ended and returned, so that the
-// caller may wait for it; otherwise leave returns nil.
-func (h *hub) leave(b *sub, g *group) *sub {
+// leave detaches g from b. When g was b's last group, b is ended, and leave returns a channel
+// closed once it is gone, so that the caller may wait for it; otherwise it returns nil.
+func (h *hub) leave(b *sub, g *group) <-chan struct{} {
 	b.mu.Lock()
 	if i := slices.Index(b.groups, g); i >= 0 {
 		b.groups = slices.Delete(b.groups, i, i+1)
@@ -138,8 +169,20 @@ func (h *hub) leave(b *sub, g *group) *sub {
 		delete(h.live, b.key)
 	}
 	h.draining[b.key] = b
-	b.cancel()
-	return b
+	if l := h.lineOf(b.key); l != nil {
+		l.queueLocked(b)
+	} else {
+		b.cancel()
+	}
+	return b.doneLocked()
+}
+
+// lineOf returns the line that keeps subscriptions of key, or nil in a cluster.
+func (h *hub) lineOf(key subKey) *line {
+	if key.sharded {
+		return h.lines[1]
+	}
+	return h.lines[0]
 }
 
 // failed reports whether b stopped without waiters having left it: its first subscription
@@ -150,33 +193,37 @@ func (h *hub) failed(b *sub) bool {
 	return b.finished
 }
 
-// sub is one server-side subscription (SUBSCRIBE or SSUBSCRIBE of one channel) and the
-// goroutine that keeps it, shared by the groups of every Subscriber of its hub.
+// sub is one server-side subscription (SUBSCRIBE or SSUBSCRIBE of one channel), shared by
+// the groups of every Subscriber of its hub. Its hub's line keeps it outside a cluster, a
+// goroutine of its own (run) in a cluster.
 type sub struct {
 	h      *hub
 	key    subKey
-	ctx    context.Context // ends when the last group leaves
+	ctx    context.Context // ends when the last group leaves; in a cluster only
 	cancel context.CancelFunc
 	ready  chan struct{} // closed on the first confirmation, or on failure (err set)
-	done   chan struct{} // closed once the subscription is gone and its goroutine stopped
 	err    error         // set before ready is closed when the first subscribe failed
 
+	done chan struct{} // made on demand (doneLocked); guarded by h.mu
+
 	refs     int  // groups attached; guarded by h.mu
-	finished bool // the goroutine has stopped; guarded by h.mu
+	finished bool // gone from the server, and from its line or goroutine; guarded by h.mu
+	queued   bool // in its line's queue; guarded by h.mu
+	onServer bool // subscribed on its line's current connection; guarded by h.mu
 
 	mu       sync.Mutex
 	confirms int      // confirmations seen
 	groups   []*group // one per Subscriber with waiters on the channel
 }
 
-// run keeps b subscribed until b.ctx ends. It starts only after prev, the previous
-// subscription of the same channel and kind, has been unsubscribed, so that the previous
-// UNSUBSCRIBE can never remove this one; and it returns only after prev, so that the
-// subscriptions of one channel end in order.
-func (b *sub) run(prev *sub) {
+// run keeps b subscribed until b.ctx ends. It starts only after prev is closed, when the
+// previous subscription of the same channel and kind has been unsubscribed, so that the
+// previous UNSUBSCRIBE can never remove this one; and it returns only after prev, so that
+// the subscriptions of one channel end in order.
+func (b *sub) run(prev <-chan struct{}) {
 	defer b.finish()
 	if prev != nil {
-		<-prev.done // bounded by prev's unsubscribeTimeout
+		<-prev // bounded by the previous one's unsubscribeTimeout
 		if b.ctx.Err() != nil {
 			return
 		}
@@ -220,6 +267,15 @@ func (b *sub) finish() {
 	h := b.h
 	hubs.Lock()
 	h.mu.Lock()
+	b.finishLocked()
+	h.unregisterIfIdleLocked()
+	h.mu.Unlock()
+	hubs.Unlock()
+}
+
+// finishLocked unregisters b, which is gone from the server. Called with h.mu held.
+func (b *sub) finishLocked() {
+	h := b.h
 	if h.live[b.key] == b {
 		delete(h.live, b.key)
 	}
@@ -227,10 +283,34 @@ func (b *sub) finish() {
 		delete(h.draining, b.key)
 	}
 	b.finished = true
-	h.unregisterIfIdleLocked()
-	h.mu.Unlock()
-	hubs.Unlock()
-	close(b.done)
+	if b.done != nil {
+		close(b.done)
+	}
+}
+
+// doneLocked returns a channel closed once b is gone from the server and unregistered.
+// Called with h.mu held.
+func (b *sub) doneLocked() <-chan struct{} {
+	if b.done == nil {
+		b.done = make(chan struct{})
+		if b.finished {
+			close(b.done)
+		}
+	}
+	return b.done
+}
+
+// fail ends b, whose subscription the server refused or never confirmed, with err: on its
+// first subscription Subscribe returns err; later, the waits of its groups end with err.
+// Called with h.mu held.
+func (b *sub) fail(err error) {
+	if b.confirmations() == 0 {
+		b.err = err
+		close(b.ready)
+	} else {
+		b.lose(err)
+	}
+	b.finishLocked()
 }
 
 // receive runs one subscription until it ends, and unsubscribes on the same connection when
@@ -278,6 +358,12 @@ func (b *sub) onSubscription(s rueidis.PubSubSubscription) {
 	if s.Channel != b.key.channel || (s.Kind != "subscribe" && s.Kind != "ssubscribe") {
 		return
 	}
+	b.confirmed()
+}
+
+// confirmed records a confirmation of b by the server. After the first, every waiter is
+// woken: b was subscribed again after a loss, and a release may have been missed.
+func (b *sub) confirmed() {
 	b.mu.Lock()
 	b.confirms++
 	first := b.confirms == 1
@@ -286,7 +372,7 @@ func (b *sub) onSubscription(s rueidis.PubSubSubscription) {
 		close(b.ready)
 		return
 	}
-	b.wakeAll() // resubscribed after a reconnect: a release may have been missed
+	b.wakeAll()
 }
 
 func (b *sub) onMessage(m rueidis.PubSubMessage) {
@@ -305,7 +391,7 @@ func (b *sub) lose(err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, g := range b.groups {
-		g.lose(err)
+		g.stop(err)
 	}
 }
 

@@ -22,8 +22,8 @@ func WakeN(n int) Wake { return Wake{n: max(n, 0)} }
 // Rule states what a message means to the waiters of one kind of object: it maps a message,
 // as published (Redisson publishes decimal integers), to the waiters it wakes. Each lock
 // type states its rule at Subscribe. Rules are called for every message received, on the
-// subscription's receive goroutine, while the channel's waiters are locked: they must be
-// fast and must not block.
+// goroutine that reads the subscription's connection, while the channel's waiters are
+// locked: they must be fast and must not block.
 type Rule func(message string) Wake
 
 // LockRule is the rule of Redisson's LockPubSub, which Java uses for RLock and the

@@ -115,16 +115,17 @@ func (s *Subscriber) Close() {
 	}
 	s.closed = true
 	close(s.closing)
-	var ending []*sub
+	var ending []<-chan struct{}
 	for g := range s.groups {
+		g.stop(ErrClosed)
 		ending = append(ending, g.detach()...)
 	}
 	clear(s.groups)
 	clear(s.byChannel)
 	s.mu.Unlock()
 	ending = append(ending, s.h.closeHub()...)
-	for _, b := range ending {
-		<-b.done
+	for _, done := range ending {
+		<-done
 	}
 	close(s.stopped)
 }
@@ -135,7 +136,7 @@ type groupKey struct{ channel, class string }
 // newGroup creates the group of key that new waiters join. Called with s.mu held.
 func (s *Subscriber) newGroup(key groupKey) *group {
 	channel := key.channel
-	g := &group{s: s, key: key, lost: make(chan struct{})}
+	g := &group{s: s, key: key}
 	for _, k := range []Kinds{Sharded, Classic} {
 		if s.listen.Has(k) {
 			g.subs = append(g.subs, s.h.join(subKey{channel: channel, sharded: k == Sharded}, g))
@@ -172,27 +173,28 @@ type group struct {
 
 	mu      sync.Mutex
 	waiters []*Waiter // in arrival order
-
-	lost     chan struct{} // closed when a subscription of g was refused for good
-	lostOnce sync.Once
-	lostErr  error // set before lost is closed
+	stopped error     // set once: every wait of g ends with it
 }
 
-// lose ends the waits of g's waiters with err: a subscription of g was refused.
-func (g *group) lose(err error) {
-	g.lostOnce.Do(func() {
-		g.lostErr = err
-		close(g.lost)
-	})
+// stop ends the waits of g's waiters, now and later, with err (the first error given): the
+// Subscriber closed, or a subscription of g was refused for good.
+func (g *group) stop(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped == nil {
+		g.stopped = err
+	}
+	g.wakeLocked(WakeAll)
 }
 
-// detach leaves g's subscriptions and returns those it ended. Called with s.mu held.
-func (g *group) detach() []*sub {
+// detach leaves g's subscriptions and returns channels closed when those it ended are gone.
+// Called with s.mu held.
+func (g *group) detach() []<-chan struct{} {
 	if g.detached {
 		return nil
 	}
 	g.detached = true
-	var ending []*sub
+	var ending []<-chan struct{}
 	for _, b := range g.subs {
 		if e := g.s.h.leave(b, g); e != nil {
 			ending = append(ending, e)

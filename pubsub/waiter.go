@@ -13,6 +13,10 @@ type Waiter struct {
 	rule Rule
 	wake chan struct{} // one slot: wake-ups that arrive while one is pending merge
 
+	// guarded by g.mu
+	waits   uint64 // waits begun; a bound's timer acts only within its own wait
+	expired bool   // the current wait's bound has passed
+
 	closeOnce sync.Once
 }
 
@@ -22,7 +26,7 @@ type Waiter struct {
 // after a lost subscription was refused (NOPERM: the user's ACL no longer allows it). A
 // wake-up that arrived before Wait was called is consumed at once.
 func (w *Waiter) Wait(ctx context.Context) error {
-	_, err := w.wait(ctx, nil)
+	_, err := w.wait(ctx, -1)
 	return err
 }
 
@@ -30,23 +34,53 @@ func (w *Waiter) Wait(ctx context.Context) error {
 // whether a wake-up (not d) ended the wait. Lock types bound each wait by the holder's
 // remaining lease, since pub/sub may lose a message.
 func (w *Waiter) WaitAtMost(ctx context.Context, d time.Duration) (woken bool, err error) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	return w.wait(ctx, t.C)
+	return w.wait(ctx, max(d, 0))
 }
 
-func (w *Waiter) wait(ctx context.Context, timeout <-chan time.Time) (woken bool, err error) {
+// wait waits for a wake-up, bounded by d unless d < 0. The bound's timer does not hold a
+// channel of its own: it wakes the waiter through wake, marking the wait expired, so that a
+// waiter blocks on two channels at most.
+func (w *Waiter) wait(ctx context.Context, d time.Duration) (woken bool, err error) {
+	g := w.g
+	g.mu.Lock()
+	stopped := g.stopped
+	w.waits++
+	this := w.waits
+	w.expired = false
+	g.mu.Unlock()
+	if stopped != nil {
+		return false, stopped
+	}
+	if d >= 0 {
+		t := time.AfterFunc(d, func() { w.expire(this) })
+		defer t.Stop()
+	}
 	select {
 	case <-w.wake:
-		return true, nil
-	case <-timeout:
-		return false, nil
 	case <-ctx.Done():
 		return false, ctx.Err()
-	case <-w.g.s.closing:
-		return false, ErrClosed
-	case <-w.g.lost:
-		return false, w.g.lostErr
+	}
+	g.mu.Lock()
+	stopped, expired := g.stopped, w.waits == this && w.expired
+	w.waits++ // a timer that has not acted yet no longer will
+	g.mu.Unlock()
+	if stopped != nil {
+		return false, stopped
+	}
+	return !expired, nil
+}
+
+// expire ends wait number n, when it is still the current one, as its bound passed.
+func (w *Waiter) expire(n uint64) {
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	if w.waits != n {
+		return
+	}
+	w.expired = true
+	select {
+	case w.wake <- struct{}{}:
+	default: // a wake-up is pending: it ends the wait
 	}
 }
 
