@@ -334,8 +334,9 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 	for k, i := range idx {
 		l := g.members[i]
 		if !l.c.goBackground(func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.ReleaseTimeout)
-			defer cancel()
+			dctx := detach(ctx, l.c.opts.ReleaseTimeout)
+			defer dctx.stop()
+			var rctx context.Context = dctx
 			var run *opRun
 			if l.c.obs.on() {
 				rctx, run = l.c.obs.begin(rctx, l.acquireOp(ctx, "TryLock", bounded(0), mlease))
