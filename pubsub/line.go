@@ -19,8 +19,8 @@ const (
 // line keeps the subscriptions of one kind (classic or sharded) of a hub outside a cluster,
 // on one connection of its own. One goroutine sends every change: the subscriptions that
 // waiters opened or left while its previous round trip was on the wire go out together, as
-// SUBSCRIBE and UNSUBSCRIBE commands of many channels each, followed by a PING, whose reply
-// means the server has applied them all. Messages arrive through the connection's hooks.
+// SUBSCRIBE and UNSUBSCRIBE commands of many channels each, whose results come back once
+// the server has applied them all (see barrierChannel). Messages arrive through the connection's hooks.
 // So a waiting channel costs a map entry, not a goroutine and a receive buffer, and
 // subscribing many channels at once costs a few round trips, not one each.
 //
@@ -208,8 +208,10 @@ func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand
 			refused = append(refused, part...)
 		}
 	}
-	if err := res[len(parts)].NonRedisError(); err != nil {
-		return confirmed, err
+	if len(res) > len(parts) {
+		if err := res[len(parts)].NonRedisError(); err != nil {
+			return confirmed, err
+		}
 	}
 	if len(refused) > 0 { // a SUBSCRIBE of many channels refused: find which, one each
 		more, err := l.send(ctx, c, refused, 1)
@@ -219,7 +221,8 @@ func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand
 }
 
 // commands returns the commands that apply batch, in order, each with the changes it
-// carries (runs of the same change, at most perCommand channels each), and a closing PING.
+// carries (runs of the same change, at most perCommand channels each), and, when the last
+// is a SUBSCRIBE, an UNSUBSCRIBE of barrierChannel.
 func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand int) (rueidis.Commands, [][]change) {
 	var cmds rueidis.Commands
 	var parts [][]change
@@ -237,8 +240,18 @@ func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand i
 		parts = append(parts, part)
 		start = end
 	}
-	return append(cmds, dc.B().Ping().Build()), parts
+	if batch[len(batch)-1].subscribe {
+		cmds = append(cmds, l.command(dc, false, []string{barrierChannel}))
+	}
+	return cmds, parts
 }
+
+// barrierChannel is a channel nothing subscribes: unsubscribing it closes a batch that ends
+// with a SUBSCRIBE. rueidis returns an UNSUBSCRIBE once the reply to a PING it sends after
+// it has come, so the batch's results come back once every confirmation before it was read,
+// on RESP3 and RESP2 connections alike (RESP2 allows no other command on a subscribed
+// connection).
+const barrierChannel = "goredisson:pubsub:barrier"
 
 func (l *line) command(dc rueidis.DedicatedClient, subscribe bool, channels []string) rueidis.Completed {
 	switch {
@@ -319,7 +332,7 @@ func (l *line) lose(batch []change, err error) {
 func (l *line) end(c *lineConn) {
 	if c != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
-		c.dc.DoMulti(ctx, l.command(c.dc, false, nil), c.dc.B().Ping().Build())
+		c.dc.Do(ctx, l.command(c.dc, false, nil))
 		cancel()
 		c.dc.Close()
 	}

@@ -110,3 +110,30 @@ func TestLastCloseUnsubscribes(t *testing.T) {
 	assert.False(t, registered(sc))
 	closeAll(ws)
 }
+
+// A client that speaks RESP2 (AlwaysRESP2) allows nothing but subscription commands on a
+// subscribed connection: its waiters subscribe, are woken, and are subscribed again after
+// the connection is lost, as on RESP3.
+func TestRESP2Client(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	s := newSubscriber(t, srv.Client(t, func(o *rueidis.ClientOption) { o.AlwaysRESP2, o.DisableCache = true, true }), Classic)
+	channels := []string{channelName(), channelName(), channelName()}
+	ws, errs := subscribeAll(t, s, channels)
+	defer closeAll(ws)
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	requireWokenBy(t, rc, channels[1], "0", func() bool { return woken(ws[1]) }, "a message reaches its waiter")
+	require.NoError(t, ws[1].Wait(redistest.Context(t, testTimeout)))
+	redistest.KillSubscribers(t, rc)
+	require.Eventually(t, func() bool { return woken(ws[0]) && woken(ws[1]) && woken(ws[2]) }, 10*time.Second, time.Millisecond,
+		"every waiter is woken once subscribed again")
+	for _, w := range ws {
+		require.NoError(t, w.Wait(redistest.Context(t, testTimeout)))
+	}
+	requireWokenBy(t, rc, channels[1], "0", func() bool { return woken(ws[1]) }, "messages arrive on the new connection")
+	closeAll(ws)
+	require.Eventually(t, func() bool { return idle(s) }, 10*time.Second, time.Millisecond)
+	assert.Zero(t, redistest.NumSub(t, rc, channels[0]))
+}
