@@ -12,7 +12,7 @@
 // kept by one goroutine: the channels that waiters open or leave while a round trip is on
 // the wire go out together in the next, as SUBSCRIBE and UNSUBSCRIBE commands of many
 // channels, and a waiting channel costs no goroutine of its own. 100,000 goroutines, each
-// waiting on a lock of its own, take about 1.9 KB of heap each (docs/BENCHMARKS.md). In a
+// waiting on a lock of its own, take under 2 KB of heap each (docs/BENCHMARKS.md). In a
 // cluster, each subscription goes through rueidis's Receive, which routes it to the node
 // of its channel's slot and follows that slot; a new subscription to a channel waits for
 // the previous one's UNSUBSCRIBE, so the two never cross on the shared connection.

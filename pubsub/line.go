@@ -20,7 +20,7 @@ const (
 // on one connection of its own. One goroutine sends every change: the subscriptions that
 // waiters opened or left while its previous round trip was on the wire go out together, as
 // SUBSCRIBE and UNSUBSCRIBE commands of many channels each, whose results come back once
-// the server has applied them all (see barrierChannel). Messages arrive through the connection's hooks.
+// the server has applied them all (see commands). Messages arrive through the connection's hooks.
 // So a waiting channel costs a map entry, not a goroutine and a receive buffer, and
 // subscribing many channels at once costs a few round trips, not one each.
 //
@@ -30,6 +30,7 @@ type line struct {
 	h       *hub
 	sharded bool
 	kick    chan struct{} // one slot: the queue has work
+	resp2   bool          // the client speaks RESP2: batches end with barrierChannel; run's goroutine only
 
 	// guarded by h.mu
 	queue   []*sub // subscriptions whose state on the server is to change, in order
@@ -192,6 +193,11 @@ func (l *line) take() []change {
 func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand int) (confirmed bool, err error) {
 	cmds, parts := l.commands(c.dc, batch, perCommand)
 	res := c.dc.DoMulti(ctx, cmds...)
+	if !l.resp2 && len(res) > 0 && errors.Is(res[0].Error(), rueidis.ErrRESP2PubSubMixed) {
+		l.resp2 = true // refused before anything was sent
+		cmds, parts = l.commands(c.dc, batch, perCommand)
+		res = c.dc.DoMulti(ctx, cmds...)
+	}
 	var refused []change
 	for i, part := range parts {
 		rerr := res[i].Error()
@@ -221,8 +227,10 @@ func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand
 }
 
 // commands returns the commands that apply batch, in order, each with the changes it
-// carries (runs of the same change, at most perCommand channels each), and, when the last
-// is a SUBSCRIBE, an UNSUBSCRIBE of barrierChannel.
+// carries (runs of the same change, at most perCommand channels each), and a closing PING,
+// whose reply means the server has applied them all; on RESP2, where a subscribed
+// connection takes no PING among them, an UNSUBSCRIBE of barrierChannel when the last is a
+// SUBSCRIBE.
 func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand int) (rueidis.Commands, [][]change) {
 	var cmds rueidis.Commands
 	var parts [][]change
@@ -240,17 +248,19 @@ func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand i
 		parts = append(parts, part)
 		start = end
 	}
-	if batch[len(batch)-1].subscribe {
+	switch {
+	case !l.resp2:
+		cmds = append(cmds, dc.B().Ping().Build())
+	case batch[len(batch)-1].subscribe:
 		cmds = append(cmds, l.command(dc, false, []string{barrierChannel}))
 	}
 	return cmds, parts
 }
 
-// barrierChannel is a channel nothing subscribes: unsubscribing it closes a batch that ends
-// with a SUBSCRIBE. rueidis returns an UNSUBSCRIBE once the reply to a PING it sends after
-// it has come, so the batch's results come back once every confirmation before it was read,
-// on RESP3 and RESP2 connections alike (RESP2 allows no other command on a subscribed
-// connection).
+// barrierChannel is a channel nothing subscribes: on RESP2, unsubscribing it closes a batch
+// that ends with a SUBSCRIBE. rueidis returns an UNSUBSCRIBE once the reply to a PING it
+// sends after it has come, so the batch's results come back once every confirmation before
+// it was read.
 const barrierChannel = "goredisson:pubsub:barrier"
 
 func (l *line) command(dc rueidis.DedicatedClient, subscribe bool, channels []string) rueidis.Completed {
@@ -330,13 +340,25 @@ func (l *line) lose(batch []change, err error) {
 // end unsubscribes and closes c, and finishes every subscription of the line's kind: the hub
 // has no user.
 func (l *line) end(c *lineConn) {
+	h := l.h
 	if c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
-		c.dc.Do(ctx, l.command(c.dc, false, nil))
-		cancel()
+		var changes []change
+		h.mu.Lock()
+		for _, m := range []map[subKey]*sub{h.live, h.draining} {
+			for key, b := range m {
+				if key.sharded == l.sharded && b.onServer {
+					changes = append(changes, change{b: b})
+				}
+			}
+		}
+		h.mu.Unlock()
+		if len(changes) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+			l.send(ctx, c, changes, lineChannelsPerCommand)
+			cancel()
+		}
 		c.dc.Close()
 	}
-	h := l.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range []map[subKey]*sub{h.live, h.draining} {
