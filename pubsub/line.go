@@ -3,6 +3,7 @@ package pubsub
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -90,6 +91,11 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 	defer close(exited)
 	var c *lineConn
 	defer func() { l.end(c) }()
+	// A round trip under way when the line stops is finished (bounded by unsubscribeTimeout),
+	// so that the changes it carries, the last waiters' unsubscriptions among them, are applied.
+	sendCtx, cancelSend := context.WithCancel(context.Background())
+	defer cancelSend()
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(unsubscribeTimeout, cancelSend) })()
 	retry := backoff.New(retryMin, retryMax)
 	for {
 		var lost <-chan error
@@ -116,7 +122,7 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		if c == nil {
 			c = l.dial()
 		}
-		confirmed, err := l.send(ctx, c, batch, lineChannelsPerCommand)
+		confirmed, err := l.send(sendCtx, c, batch, lineChannelsPerCommand)
 		if err != nil {
 			c.dc.Close()
 			c = nil
