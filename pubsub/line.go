@@ -104,7 +104,7 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		}
 		select {
 		case <-lost:
-			c = l.drop(c)
+			c = l.drop(c, nil, nil)
 			continue
 		default:
 		}
@@ -115,7 +115,7 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 			case <-ctx.Done():
 				return
 			case <-lost:
-				c = l.drop(c)
+				c = l.drop(c, nil, nil)
 			}
 			continue
 		}
@@ -124,9 +124,7 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		}
 		confirmed, err := l.send(sendCtx, c, batch, lineChannelsPerCommand)
 		if err != nil {
-			c.dc.Close()
-			c = nil
-			l.lose(batch, err)
+			c = l.drop(c, batch, err)
 			if !retry.Wait(ctx) {
 				return
 			}
@@ -138,10 +136,11 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 	}
 }
 
-// drop closes c, which is lost, and queues its subscriptions to be made again. It returns nil.
-func (l *line) drop(c *lineConn) *lineConn {
+// drop closes c, which is lost (with err, while batch was being sent on it), and queues its
+// subscriptions to be made again (lose). It returns nil.
+func (l *line) drop(c *lineConn, batch []change, err error) *lineConn {
 	c.dc.Close()
-	l.lose(nil, nil)
+	l.lose(batch, err)
 	return nil
 }
 
