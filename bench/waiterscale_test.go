@@ -60,9 +60,6 @@ func TestWaiterScale(t *testing.T) {
 				results = append(results, r)
 			})
 		}
-		if n > clusterScaleMax {
-			continue
-		}
 		t.Run(fmt.Sprintf("%d-waiters-cluster", n), func(t *testing.T) {
 			c := redistest.StartCluster(t)
 			var admins []rueidis.Client
@@ -99,11 +96,6 @@ func orNA(v float64, format string) string {
 	}
 	return fmt.Sprintf(format, v)
 }
-
-// clusterScaleMax is the largest waiter count tried on a cluster: at 100,000 the holder's
-// watchdog (renewals waiting for replicas, one call per hash slot) does not keep its
-// 100,000 holds while the waiters' acquires load the masters (docs/BENCHMARKS.md).
-const clusterScaleMax = 10_000
 
 // javaScaleMax is the largest waiter count tried with Java Redisson.
 const javaScaleMax = 10_000

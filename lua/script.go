@@ -46,14 +46,8 @@ func (s Script) Exec(ctx context.Context, c rueidis.CommandClient, keys, args []
 // returns the script's reply followed by one reply per command. On a cluster client every
 // command must belong to the script's slot, or have no key.
 func (s Script) ExecThen(ctx context.Context, c rueidis.CommandClient, keys, args []string, then func() rueidis.Commands) []rueidis.RedisResult {
-	send := func(sha bool) []rueidis.RedisResult {
-		return c.DoMulti(ctx, append(rueidis.Commands{s.command(c, keys, args, sha)}, then()...)...)
-	}
-	res := send(true)
-	if noScript(res[0]) {
-		res = send(false)
-	}
-	return res
+	res, after := ExecCalls(ctx, c, []Call{{Script: s, Keys: keys, Args: args}}, then)
+	return append(res[:1:1], after...)
 }
 
 // ExecMulti runs the script once per exec, all pipelined: EVALSHA first, then EVAL for the
@@ -82,6 +76,51 @@ func (s Script) ExecMulti(ctx context.Context, c rueidis.CommandClient, execs ..
 		res[again[j]] = r
 	}
 	return res
+}
+
+// Call is one call of a script, for ExecCalls.
+type Call struct {
+	Script     Script
+	Keys, Args []string
+}
+
+// ExecCalls runs each call once on c, all pipelined, followed by the commands that then
+// builds (none when then is nil): EVALSHA first, then EVAL for the calls that got NOSCRIPT,
+// followed by then's commands again (then is called once per round trip, since sent
+// commands cannot be reused). It returns one reply per call, and the replies of then's
+// commands of the last round trip. On a cluster client every command must belong to one
+// slot; a client bound to one node takes any slot that node serves.
+func ExecCalls(ctx context.Context, c rueidis.CommandClient, calls []Call, then func() rueidis.Commands) (res, after []rueidis.RedisResult) {
+	send := func(idx []int, sha bool) []rueidis.RedisResult {
+		cmds := make(rueidis.Commands, 0, len(idx)+1)
+		for _, i := range idx {
+			cmds = append(cmds, calls[i].Script.command(c, calls[i].Keys, calls[i].Args, sha))
+		}
+		if then != nil {
+			cmds = append(cmds, then()...)
+		}
+		return c.DoMulti(ctx, cmds...)
+	}
+	all := make([]int, len(calls))
+	for i := range all {
+		all[i] = i
+	}
+	replies := send(all, true)
+	res, after = replies[:len(calls)], replies[len(calls):]
+	var again []int
+	for i, r := range res {
+		if noScript(r) {
+			again = append(again, i)
+		}
+	}
+	if len(again) == 0 {
+		return res, after
+	}
+	replies = send(again, false)
+	for j, i := range again {
+		res[i] = replies[j]
+	}
+	return res, replies[len(again):]
 }
 
 // command builds EVALSHA (sha) or EVAL of the script.

@@ -143,6 +143,7 @@ func (c *Client) Close() {
 		c.bg.Wait()
 		c.holds.close(lost(ErrClosed))
 		c.wheel.Close()
+		c.replicas.wait()
 		c.latches.close()
 		if c.obs.on() {
 			c.obs.ext.Detach(c)

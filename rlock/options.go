@@ -89,7 +89,9 @@ const (
 // of replicas connected to the master that ran the script (read from INFO replication and
 // kept per master, or per hash slot in a cluster, for at most 10 s, and read again when a
 // WAIT reports another number or after a script call failed). A master without
-// replicas gets no WAIT and no extra round trip. A write counts as confirmed when at least
+// replicas gets no WAIT and no extra round trip. Acquisitions, force-unlocks, semaphore
+// writes and renewals made at once on one master share a connection and a WAIT: those that
+// arrive while one batch is on its way go together in the next. A write counts as confirmed when at least
 // one replica has it; one that no replica confirmed in time is handled per operation:
 //
 //   - an acquisition is given back (the release script) and tried again after a short

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,6 +59,12 @@ type replicaSync struct {
 	counts    []atomic.Pointer[replicaCount] // by hash slot in a cluster, else one
 	epoch     atomic.Uint64                  // bumped by every sign of a topology change
 	turns     chan struct{}                  // one token per call holding a dedicated connection
+
+	batchersMu sync.Mutex
+	batchers   map[string]*batcher // by master address ("" outside a cluster)
+	slotsMu    sync.Mutex          // held while the slot map is read
+	slots      atomic.Pointer[slotMap]
+	sending    sync.WaitGroup // the goroutines that send batches which arrived during another
 }
 
 // errNoTurn is the error of a synced call whose turn for a dedicated connection did not
@@ -102,6 +109,7 @@ func newReplicaSync(rc rueidis.Client, opts Options) *replicaSync {
 		log:       log,
 		counts:    make([]atomic.Pointer[replicaCount], n),
 		turns:     make(chan struct{}, maxDedicated),
+		batchers:  map[string]*batcher{},
 	}
 }
 
@@ -114,8 +122,13 @@ func (r *replicaSync) renewalSync() renewal.SyncFunc {
 }
 
 // exec runs s once with keys and args on the master of keys[0] and waits for its replicas;
-// see syncedConn.exec.
+// see syncedConn.exec. While the master may have replicas the call goes in the master's
+// next batch (see batched); it is made on its own when the master is not known, or when
+// the batch found that the key's slot moved.
 func (r *replicaSync) exec(ctx context.Context, s lua.Script, keys, args []string) (res rueidis.RedisResult, err error) {
+	if res, err, ok := r.tryBatched(ctx, keys[0], lua.Call{Script: s, Keys: keys, Args: args}); ok {
+		return res[0], err
+	}
 	if werr := r.with(ctx, keys[0], true, func(c *syncedConn) rueidis.RedisResult {
 		res, err = c.exec(ctx, s, keys, args)
 		return res
@@ -128,6 +141,13 @@ func (r *replicaSync) exec(ctx context.Context, s lua.Script, keys, args []strin
 // execMulti runs s once per exec, all on the master of key over one connection, and waits
 // for its replicas; see syncedConn.execMulti. It is the renewal wheel's Sync function.
 func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, execs []rueidis.LuaExec) (res []rueidis.RedisResult, err error) {
+	calls := make([]lua.Call, len(execs))
+	for i, e := range execs {
+		calls[i] = lua.Call{Script: s, Keys: e.Keys, Args: e.Args}
+	}
+	if res, err, ok := r.tryBatched(ctx, key, calls...); ok {
+		return res, err
+	}
 	if werr := r.with(ctx, key, false, func(c *syncedConn) rueidis.RedisResult {
 		res, err = c.execMulti(ctx, s, execs)
 		return res[0]
@@ -135,6 +155,26 @@ func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, e
 		return nil, werr
 	}
 	return res, err
+}
+
+// tryBatched runs calls in the next batch of the master of key (see batched) while that
+// master may have replicas. ok is false when the calls are to be made on their own: the
+// master has none, is not known, or a call found its slot moved or its master gone (the
+// calls are then made again, which the scripts sent together allow: renewals, or one
+// call that did not run).
+func (r *replicaSync) tryBatched(ctx context.Context, key string, calls ...lua.Call) (res []rueidis.RedisResult, err error, ok bool) {
+	if n, fresh := r.count(r.slotOf(key)); fresh && n == 0 {
+		return nil, nil, false
+	}
+	if res, err, ok = r.batched(ctx, key, calls...); !ok {
+		return nil, nil, false
+	}
+	for _, rr := range res {
+		if _, redirected := redirect(rr); redirected || errors.Is(rr.Error(), errMasterGone) {
+			return nil, nil, false
+		}
+	}
+	return res, err, true
 }
 
 // with calls fn with a connection to the master of key: the shared client while that
@@ -210,6 +250,17 @@ func (r *replicaSync) dedicated(c *syncedConn, fn func(c *syncedConn) rueidis.Re
 func failed(res rueidis.RedisResult) bool {
 	err := res.Error()
 	return err != nil && !rueidis.IsRedisNil(err)
+}
+
+// allFailed reports whether every script call of res failed: then none wrote, and the
+// node may not be the master of their keys.
+func allFailed(res []rueidis.RedisResult) bool {
+	for _, r := range res {
+		if !failed(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // redirect reports whether res is a cluster redirect, and whether it is MOVED.
@@ -361,7 +412,7 @@ func (c *syncedConn) do(ctx context.Context, run func(cc rueidis.CommandClient, 
 		return res, nil
 	case fresh:
 		res, after := run(c.dc, func() rueidis.Commands { return rueidis.Commands{c.wait(want)} })
-		if failed(res[0]) {
+		if allFailed(res) {
 			return res, nil // the script wrote nothing, and this node may not be the master
 		}
 		err := c.r.waited(c.slot, want, after[0])
@@ -375,7 +426,7 @@ func (c *syncedConn) do(ctx context.Context, run func(cc rueidis.CommandClient, 
 		return res, err
 	}
 	res, after := run(c.dc, func() rueidis.Commands { return rueidis.Commands{c.info()} })
-	if failed(res[0]) {
+	if allFailed(res) {
 		return res, nil
 	}
 	want, err := c.r.learn(c.slot, after[0])

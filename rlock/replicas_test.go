@@ -352,25 +352,30 @@ func TestReplicaSyncSemaphore(t *testing.T) {
 	assert.Equal(t, int64(1), n, "every try given back")
 }
 
-// TestReplicaSyncBoundsConnections: many owners acquiring at once on a master with a
-// replica open at most maxDedicated dedicated connections (rueidis would open one per
-// concurrent call), and every one of them acquires.
-func TestReplicaSyncBoundsConnections(t *testing.T) {
+// TestReplicaSyncBatches: many owners acquiring at once on a master with a replica share
+// WAITs: the acquisitions that arrive while a batch is on its way go together in the next,
+// under one WAIT. Every owner acquires, each hold is on the replica when its Lock returns,
+// and the releases that follow (made one by one, each retried on its own connection) open
+// at most maxDedicated dedicated connections.
+func TestReplicaSyncBatches(t *testing.T) {
 	p := startReplicated(t)
 	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn})
 	const owners = 4 * maxDedicated
+	require.NoError(t, f.l.Lock(f.ctx)) // learns the replica count
+	require.NoError(t, f.l.Unlock(f.ctx))
 	before := connectedClients(t, p.m)
+	waits := newCounter(t, p.m, "wait")
+	locks, ctxs := make([]*Lock, owners), make([]context.Context, owners)
 	var wg sync.WaitGroup
 	errs := make(chan error, owners)
 	for i := range owners {
+		locks[i], ctxs[i] = f.c.NewLock(fmt.Sprintf("%s:%d", f.name, i)), NewOwner(f.base)
 		wg.Go(func() {
-			l := f.c.NewLock(fmt.Sprintf("%s:%d", f.name, i))
-			ctx := NewOwner(f.base)
-			if err := l.Lock(ctx); err != nil {
+			if err := locks[i].Lock(ctxs[i]); err != nil {
 				errs <- err
-				return
+			} else if len(redistest.HGetAll(t, p.r, locks[i].Name())) != 1 {
+				errs <- fmt.Errorf("%s: the hold is not on the replica when Lock returns", locks[i].Name())
 			}
-			errs <- l.Unlock(ctx)
 		})
 	}
 	wg.Wait()
@@ -378,18 +383,66 @@ func TestReplicaSyncBoundsConnections(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+	w := waits.delta()
+	t.Logf("%d WAITs for %d acquisitions", w, owners)
+	assert.Less(t, w, int64(owners/2), "WAITs for %d acquisitions", owners)
+	for i := range owners {
+		wg.Go(func() { assert.NoError(t, locks[i].Unlock(ctxs[i])) })
+	}
+	wg.Wait()
 	opened := connectedClients(t, p.m) - before
-	assert.LessOrEqual(t, opened, int64(maxDedicated+2), "connections opened for %d concurrent synced calls", owners)
+	assert.LessOrEqual(t, opened, int64(maxDedicated+2), "connections opened for %d concurrent owners", owners)
+}
+
+// A synced acquisition made while another's batch blocks in WAIT (the replica does not
+// acknowledge) goes in a batch of its own on another connection rather than waiting behind
+// it: it is not confirmed either and is given back, and its Lock fails when its ctx ends,
+// while the blocked one still tries. Nothing is left held, and the blocked one fails with
+// ErrNotReplicated after its tries.
+func TestReplicaSyncCallBesideBlockedBatch(t *testing.T) {
+	p := startReplicated(t)
+	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 500 * time.Millisecond})
+	require.NoError(t, f.l.Lock(f.ctx)) // learns the replica count
+	require.NoError(t, f.l.Unlock(f.ctx))
+	p.pauseReplica(t)
+	blocked := make(chan error, 1)
+	go func() { blocked <- f.l.Lock(NewOwner(f.base)) }()
+	require.Eventually(t, func() bool { return blockedClients(t, p.m) > 0 }, 5*time.Second, time.Millisecond, "a WAIT blocks")
+	queued := f.c.NewLock(f.name + ":beside")
+	ctx, cancel := context.WithTimeout(NewOwner(f.base), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := queued.Lock(ctx)
+	t.Logf("the queued Lock returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	require.Error(t, err)
+	select {
+	case err := <-blocked:
+		t.Fatalf("the blocked Lock ended (%v) before the other returned: the other waited behind it", err)
+	default:
+	}
+	assert.Empty(t, redistest.HGetAll(t, p.m, queued.Name()), "nothing of the queued call is held")
+	assert.ErrorIs(t, <-blocked, ErrNotReplicated)
+	assert.Empty(t, redistest.HGetAll(t, p.m, f.name), "nothing of the blocked call is held")
 }
 
 // connectedClients returns INFO clients' connected_clients of rc's server.
 func connectedClients(t *testing.T, rc rueidis.Client) int64 {
+	return clientsField(t, rc, "connected_clients")
+}
+
+// blockedClients returns INFO clients' blocked_clients of rc's server.
+func blockedClients(t *testing.T, rc rueidis.Client) int64 {
+	return clientsField(t, rc, "blocked_clients")
+}
+
+// clientsField returns the field of INFO clients of rc's server.
+func clientsField(t *testing.T, rc rueidis.Client, field string) int64 {
 	t.Helper()
 	for _, line := range strings.Split(infoSection(t, rc, "clients"), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_clients:"); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
 			return mustAtoi(t, v)
 		}
 	}
-	t.Fatal("no connected_clients in INFO clients")
+	t.Fatalf("no %s in INFO clients", field)
 	return 0
 }
