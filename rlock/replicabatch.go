@@ -3,7 +3,6 @@ package rlock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -62,6 +61,14 @@ func (r *replicaSync) batched(ctx context.Context, key string, calls ...lua.Call
 	if b == nil {
 		return nil, nil, false
 	}
+	if ctx.Err() != nil { // a batch is sent under a context of its own: nothing goes once ctx ended
+		err = noTurn(ctx)
+		res = make([]rueidis.RedisResult, len(calls))
+		for i := range res {
+			res[i] = rueidis.NewErrorResult(err)
+		}
+		return res, err, true
+	}
 	bcs := make([]batchCall, len(calls))
 	b.mu.Lock()
 	for i := range bcs {
@@ -90,7 +97,7 @@ func (r *replicaSync) batched(ctx context.Context, key string, calls ...lua.Call
 			}
 			b.mu.Unlock()
 			if !taken {
-				res[i] = rueidis.NewErrorResult(fmt.Errorf("%w (%v)", errNoTurn, ctx.Err()))
+				res[i] = rueidis.NewErrorResult(noTurn(ctx))
 				continue
 			}
 			<-c.done // bounded by the batch's own timeout

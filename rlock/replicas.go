@@ -71,6 +71,9 @@ type replicaSync struct {
 // come before its context ended: nothing was sent.
 var errNoTurn = errors.New("rlock: no connection to the master free in time (replica sync)")
 
+// noTurn is errNoTurn for a call whose ctx ended, with ctx's error.
+func noTurn(ctx context.Context) error { return fmt.Errorf("%w (%v)", errNoTurn, ctx.Err()) }
+
 // maxDedicated is how many calls of one Client hold dedicated connections at once.
 const maxDedicated = 64
 
@@ -208,7 +211,7 @@ func (r *replicaSync) with(ctx context.Context, key string, turns bool, fn func(
 			select {
 			case r.turns <- struct{}{}:
 			case <-ctx.Done():
-				return fmt.Errorf("%w (%v)", errNoTurn, ctx.Err())
+				return noTurn(ctx)
 			}
 			defer func() { <-r.turns }()
 		}

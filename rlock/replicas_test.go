@@ -446,3 +446,18 @@ func clientsField(t *testing.T, rc rueidis.Client, field string) int64 {
 	t.Fatalf("no %s in INFO clients", field)
 	return 0
 }
+
+// A synced call whose ctx has ended when it reaches its batch sends nothing: batches are
+// sent under a context of their own.
+func TestReplicaSyncEndedCtxSendsNothing(t *testing.T) {
+	p := startReplicated(t)
+	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn})
+	ctx, cancel := context.WithCancel(f.base)
+	cancel()
+	field := f.c.field(mustOwner(t, f.ctx))
+	res, err, ok := f.c.replicas.batched(ctx, f.name, lua.Call{Script: lua.Acquire, Keys: []string{f.name}, Args: []string{"30000", field}})
+	require.True(t, ok, "outside a cluster the master is known")
+	assert.ErrorIs(t, err, errNoTurn)
+	assert.ErrorIs(t, res[0].Error(), errNoTurn)
+	assert.Empty(t, redistest.HGetAll(t, p.m, f.name), "nothing ran")
+}
