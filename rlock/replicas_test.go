@@ -26,7 +26,7 @@ type replicated struct {
 
 // startReplicated starts a master and a replica of it, and returns once the replica's link
 // is up and the master counts it.
-func startReplicated(t *testing.T) *replicated {
+func startReplicated(t testing.TB) *replicated {
 	t.Helper()
 	opts := redistest.ProcessOptions{Args: []string{"--repl-diskless-sync-delay", "0"}}
 	p := &replicated{master: redistest.StartProcess(t, opts), replica: redistest.StartProcess(t, opts)}
@@ -49,7 +49,7 @@ func startReplicated(t *testing.T) *replicated {
 
 // loadScripts caches the lock scripts on rc's server, so that no call is sent twice
 // (EVALSHA, then EVAL, each followed by its WAIT or INFO).
-func loadScripts(t *testing.T, rc rueidis.Client) {
+func loadScripts(t testing.TB, rc rueidis.Client) {
 	t.Helper()
 	for _, s := range []lua.Script{lua.Acquire, lua.Release, lua.ForceRelease, lua.Renew,
 		lua.ReadAcquire, lua.ReadRelease, lua.WriteAcquire, lua.WriteRelease, lua.RenewRead} {
@@ -68,14 +68,14 @@ func (p *replicated) pauseReplica(t *testing.T) (resume func()) {
 	return resume
 }
 
-func mustAtoi(t *testing.T, s string) int64 {
+func mustAtoi(t testing.TB, s string) int64 {
 	t.Helper()
 	n, err := strconv.ParseInt(s, 10, 64)
 	require.NoError(t, err)
 	return n
 }
 
-func infoSection(t *testing.T, rc rueidis.Client, section string) string {
+func infoSection(t testing.TB, rc rueidis.Client, section string) string {
 	t.Helper()
 	s, err := rc.Do(context.Background(), rc.B().Info().Section(section).Build()).ToString()
 	require.NoError(t, err)
