@@ -63,11 +63,7 @@ func (r *replicaSync) batched(ctx context.Context, key string, calls ...lua.Call
 	}
 	if ctx.Err() != nil { // a batch is sent under a context of its own: nothing goes once ctx ended
 		err = noTurn(ctx)
-		res = make([]rueidis.RedisResult, len(calls))
-		for i := range res {
-			res[i] = rueidis.NewErrorResult(err)
-		}
-		return res, err, true
+		return failedAll(len(calls), err), err, true
 	}
 	bcs := make([]batchCall, len(calls))
 	b.mu.Lock()
@@ -173,10 +169,7 @@ func (b *batcher) round(calls []*batchCall) {
 	var err error
 	if client == nil { // the master left the client's view since the map was read
 		r.epoch.Add(1)
-		res = make([]rueidis.RedisResult, len(calls))
-		for i := range res {
-			res[i] = rueidis.NewErrorResult(errMasterGone)
-		}
+		res = failedAll(len(calls), errMasterGone)
 	} else {
 		client.Dedicated(func(dc rueidis.DedicatedClient) error {
 			c := syncedConn{r: r, dc: dc, slot: r.slotOf(calls[0].Keys[0])}
@@ -202,6 +195,15 @@ func (b *batcher) round(calls []*batchCall) {
 		}
 		close(c.done)
 	}
+}
+
+// failedAll returns n replies that are each err.
+func failedAll(n int, err error) []rueidis.RedisResult {
+	res := make([]rueidis.RedisResult, n)
+	for i := range res {
+		res[i] = rueidis.NewErrorResult(err)
+	}
+	return res
 }
 
 // errMasterGone is the reply of a batched call whose master is no longer one of the

@@ -199,10 +199,7 @@ func (r *replicaSync) tryBatched(ctx context.Context, key string, calls ...lua.C
 // calling fn, when ctx ends first. The watchdog's calls take no turn, so that acquires never
 // starve renewals (the wheel bounds its own calls, syncParallel at a time).
 func (r *replicaSync) with(ctx context.Context, key string, turns bool, fn func(c *syncedConn) rueidis.RedisResult) error {
-	c := syncedConn{r: r}
-	if r.cluster {
-		c.slot = keys.Slot(key)
-	}
+	c := syncedConn{r: r, slot: r.slotOf(key)}
 	var last rueidis.RedisResult
 	if n, fresh := r.count(c.slot); fresh && n == 0 {
 		last = fn(&c)
