@@ -39,6 +39,7 @@ type Client struct {
 	closeOnce sync.Once
 	bgMu      sync.RWMutex   // orders bg.Add after Close's bg.Wait: see goBackground
 	bg        sync.WaitGroup // give-backs of holds taken after the caller gave up
+	workers   *workers       // goroutines of goBackground
 }
 
 // New returns a Client that talks to Redis through rc, with a fresh random client id. It
@@ -72,6 +73,7 @@ func New(ctx context.Context, rc rueidis.Client, opts Options) (*Client, error) 
 		listen:   plan.Listen,
 		subs:     pubsub.New(rc, plan.Listen),
 		latches:  newLatchSweeper(rc),
+		workers:  newWorkers(),
 		replicas: newReplicaSync(rc, opts),
 		leaseMs:  strconv.FormatInt(opts.WatchdogTimeout.Milliseconds(), 10),
 		latchMs:  strconv.FormatInt(opts.UnlockLatchTTL.Milliseconds(), 10),
@@ -141,6 +143,7 @@ func (c *Client) Close() {
 		c.bgMu.Unlock()
 		c.subs.Close()
 		c.bg.Wait()
+		c.workers.close()
 		c.holds.close(lost(ErrClosed))
 		c.wheel.Close()
 		c.replicas.wait()
@@ -151,8 +154,8 @@ func (c *Client) Close() {
 	})
 }
 
-// goBackground runs f on a goroutine that Close waits for, and reports false, running
-// nothing, once the client is closed.
+// goBackground runs f on a goroutine that Close waits for, one of the client's workers, and
+// reports false, running nothing, once the client is closed.
 func (c *Client) goBackground(f func()) bool {
 	c.bgMu.RLock()
 	defer c.bgMu.RUnlock()
@@ -160,10 +163,10 @@ func (c *Client) goBackground(f func()) bool {
 		return false
 	}
 	c.bg.Add(1)
-	go func() {
+	c.workers.run(func() {
 		defer c.bg.Done()
 		f()
-	}()
+	})
 	return true
 }
 

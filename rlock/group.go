@@ -191,7 +191,14 @@ func (g *group) each(idx []int, f func(i int) error) []error {
 	}
 	var wg sync.WaitGroup
 	for k, i := range idx {
-		wg.Go(func() { errs[k] = f(i) })
+		wg.Add(1)
+		run := func() {
+			defer wg.Done()
+			errs[k] = f(i)
+		}
+		if !g.members[i].c.goBackground(run) {
+			go run() // a closed Client: f fails at once
+		}
 	}
 	wg.Wait()
 	return errs
