@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,9 +49,10 @@ type groupProc interface {
 }
 
 type groupContender struct {
-	name    string
-	pubsub  bool // waiters subscribe on the first server (readiness by PUBSUB NUMSUB)
-	newProc func(t testing.TB, srvs []*redistest.Server, lockName string) groupProc
+	name   string
+	pubsub bool // waiters subscribe on the first server (readiness by CLIENT LIST)
+	// newProc makes a process; pubsub contenders name its connections procName.
+	newProc func(t testing.TB, srvs []*redistest.Server, lockName, procName string) groupProc
 }
 
 func groupContenders() []*groupContender {
@@ -67,11 +69,11 @@ type rlockGroupProc struct {
 	unl   func(ctx context.Context) error
 }
 
-func newRlockGroupProc(red bool) func(testing.TB, []*redistest.Server, string) groupProc {
-	return func(t testing.TB, srvs []*redistest.Server, name string) groupProc {
+func newRlockGroupProc(red bool) func(testing.TB, []*redistest.Server, string, string) groupProc {
+	return func(t testing.TB, srvs []*redistest.Server, name, procName string) groupProc {
 		locks := make([]*rlock.Lock, len(srvs))
 		for i, srv := range srvs {
-			locks[i] = rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
+			locks[i] = rlocktest.NewClient(t, namedClient(t, srv, procName), rlock.Options{}).NewLock(name)
 		}
 		if red {
 			r, err := rlock.NewRedLock(locks...)
@@ -104,8 +106,8 @@ type redsyncGroupProc struct {
 	name string
 }
 
-func newRedsyncGroupProc(delay time.Duration) func(testing.TB, []*redistest.Server, string) groupProc {
-	return func(t testing.TB, srvs []*redistest.Server, name string) groupProc {
+func newRedsyncGroupProc(delay time.Duration) func(testing.TB, []*redistest.Server, string, string) groupProc {
+	return func(t testing.TB, srvs []*redistest.Server, name, _ string) groupProc {
 		pools := make([]redis.Pool, len(srvs))
 		for i, srv := range srvs {
 			pools[i] = redsyncgoredis.NewPool(newGoRedis(t, srv))
@@ -139,7 +141,7 @@ func TestGroupLocks(t *testing.T) {
 	unc := make([]durs, len(contenders))
 	procs := make([]groupProc, len(contenders))
 	for i, c := range contenders {
-		procs[i] = c.newProc(t, srvs, fmt.Sprintf("bench:grp:unc:%d", i))
+		procs[i] = c.newProc(t, srvs, fmt.Sprintf("bench:grp:unc:%d", i), fmt.Sprintf("grp-unc-%d", i))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -191,17 +193,21 @@ func TestGroupLocks(t *testing.T) {
 		cmds[i] = float64(total) / grpCmdOps
 	}
 
-	// 3. Handoff to 1 and 16 waiters.
+	// 3. Handoff to 1 and 16 waiters, and its floor (the last contender).
 	waiterCounts := []int{1, 16}
+	hoContenders := append(slices.Clip(contenders), &groupContender{name: "handoff floor", pubsub: true, newProc: newRawGroupProc})
+	raw := len(contenders)
 	ho := make(map[int][]durs)
 	for _, w := range waiterCounts {
-		ho[w] = make([]durs, len(contenders))
+		ho[w] = make([]durs, len(hoContenders))
 	}
 	for blk := range grpHoRounds {
 		for _, w := range waiterCounts {
-			for _, i := range rand.Perm(len(contenders)) {
+			for _, i := range rand.Perm(len(hoContenders)) {
 				name := fmt.Sprintf("bench:grp:ho:%d:%d:%d", i, w, blk)
-				ho[w][i] = append(ho[w][i], groupHandoff(t, srvs, ctls[0], contenders[i], name, w, grpHoPer)...)
+				t.Run(fmt.Sprintf("handoff/%d/%d/%d", i, w, blk), func(t *testing.T) { // its processes end with it
+					ho[w][i] = append(ho[w][i], groupHandoff(t, srvs, ctls, hoContenders[i], name, w, grpHoPer)...)
+				})
 			}
 		}
 	}
@@ -216,6 +222,8 @@ func TestGroupLocks(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "| floor: rlock's acquire script on the five servers at once, then its release script (raw, no client bookkeeping) | %s | %s | | | | | 10 |\n",
 		us(floor.pct(0.5)), us(floor.pct(0.99)))
+	fmt.Fprintf(&b, "| handoff floor: rlock's scripts raw, each process subscribed for good, acquire on the first server then on the others at once | | | %s | %s | %s | %s | |\n",
+		ms(ho[1][raw].pct(0.5)), ms(ho[1][raw].pct(0.99)), ms(ho[16][raw].pct(0.5)), ms(ho[16][raw].pct(0.99)))
 	ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2f", float64(a)/float64(b)) }
 	fmt.Fprintf(&b, "\nRatios (same run):\n\n")
 	fmt.Fprintf(&b, "- uncontended p50, redsync default / goredisson RedLock: %s (goal ≥ 1: %s); / MultiLock: %s\n",
@@ -225,25 +233,35 @@ func TestGroupLocks(t *testing.T) {
 			w, ratio(ho[w][def].pct(0.5), ho[w][red].pct(0.5)), goal(ho[w][def].pct(0.5) >= 10*ho[w][red].pct(0.5)),
 			ratio(ho[w][def].pct(0.5), ho[w][1].pct(0.5)), ratio(ho[w][3].pct(0.5), ho[w][red].pct(0.5)))
 	}
+	fmt.Fprintf(&b, "- handoff p50, 16 waiters / 1 waiter: RedLock %s, MultiLock %s (goal ≤ 1.5), handoff floor %s\n",
+		ratio(ho[16][red].pct(0.5), ho[1][red].pct(0.5)), ratio(ho[16][1].pct(0.5), ho[1][1].pct(0.5)), ratio(ho[16][raw].pct(0.5), ho[1][raw].pct(0.5)))
+	fmt.Fprintf(&b, "- uncontended p50 / floor: RedLock %s, MultiLock %s (goal ≤ 1.05)\n",
+		ratio(unc[red].pct(0.5), floor.pct(0.5)), ratio(unc[1].pct(0.5), floor.pct(0.5)))
 	fmt.Fprintf(&b, "\nSamples: %d uncontended ops and %d handoffs per waiter count and contender; load %s at the end.\n",
 		len(unc[0]), len(ho[1][0]), loadavg())
 	fmt.Print("\n" + b.String())
 }
 
 // groupHandoff passes one group lock around waiters+1 processes of contender c, n times, and
-// returns the handoff delays: from the holder's release call to the next acquisition. The
-// holder releases once every other process waits (subscribed on the first server, or, for
+// returns the handoff delays: from the holder's release call to the next acquisition. Each
+// process first takes the lock once (warmGroup). The holder releases once every other
+// process waits (its own connection to the first server subscribed, per CLIENT LIST, or, for
 // polling contenders, after a failed attempt since the holder acquired) and a random 1-5 ms
 // pause has passed; the releaser waits for the handoff before it tries again, so every
-// release has exactly `waiters` waiters.
-func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c *groupContender, name string, waiters, n int) durs {
+// release has exactly `waiters` waiters. The processes end when t (a subtest per block) ends.
+func groupHandoff(t *testing.T, srvs []*redistest.Server, ctls []rueidis.Client, c *groupContender, name string, waiters, n int) durs {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	parts := make([]groupProc, waiters+1)
+	names := make([]string, len(parts))
 	for i := range parts {
-		parts[i] = c.newProc(t, srvs, name)
+		names[i] = fmt.Sprintf("grp-ho-%d", i)
+		parts[i] = c.newProc(t, srvs, name, names[i])
 	}
+	warmGroup(t, ctx, ctls, parts, name)
+	ctl := ctls[0]
 	channel := keys.LockChannel(name)
+	watch := &subWatch{ctl: ctl, match: func(cc clientConn) bool { return slices.Contains(names, cc.Name) }}
 	base := time.Now()
 	var (
 		releasedAt atomic.Int64
@@ -260,9 +278,22 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 				return false, nil
 			}
 		}
-		if c.pubsub {
-			k, err := numsub(ctl, channel)
-			return k >= int64(waiters), err
+		if c.pubsub { // every waiter's own connection subscribed (a subscription the
+			// holder has not yet dropped counts in NUMSUB, not here)
+			if k, err := numsub(ctl, channel); err != nil || k < int64(waiters) {
+				return false, err
+			}
+			conns, err := watch.list()
+			if err != nil {
+				return false, err
+			}
+			subscribed := map[string]bool{}
+			for _, cc := range conns {
+				if cc.Sub > 0 && cc.Name != names[holder] {
+					subscribed[cc.Name] = true
+				}
+			}
+			return len(subscribed) >= waiters, nil
 		}
 		for i, p := range parts {
 			if i != holder && p.failed() <= since[i].Load() {
@@ -344,6 +375,30 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctl rueidis.Client, c 
 		require.NoError(t, err)
 	}
 	return samples
+}
+
+// warmGroup has each process take and release the lock once, in turn, and waits until the
+// unlock latches of those releases are deleted (goredisson deletes them 50 ms after the
+// unlock, on a connection it dials the first time), so that no process makes its first
+// acquisition, or its first connections, during the measured handoffs.
+func warmGroup(t *testing.T, ctx context.Context, ctls []rueidis.Client, parts []groupProc, name string) {
+	t.Helper()
+	for _, p := range parts {
+		release, err := p.lock(ctx)
+		require.NoError(t, err)
+		require.NoError(t, release())
+	}
+	pattern := keys.UnlockLatch(name, "*")
+	_, err := poll(ctx, time.Millisecond, func() (bool, error) {
+		for _, ctl := range ctls {
+			found, err := do(ctl, ctl.B().Scan().Cursor(0).Match(pattern).Count(1000).Build()).AsScanEntry()
+			if err != nil || len(found.Elements) > 0 || found.Cursor != 0 {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	require.NoError(t, err, "unlock latches of the warm-up not deleted")
 }
 
 // rawGroupOp returns one floor operation: rlock's acquire script sent to every server at
