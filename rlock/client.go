@@ -38,7 +38,7 @@ type Client struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	bgMu      sync.RWMutex   // orders bg.Add after Close's bg.Wait: see goBackground
-	bg        sync.WaitGroup // give-backs of holds taken after the caller gave up
+	bg        sync.WaitGroup // calls of goBackground: group members' calls, late give-backs
 	workers   *workers       // goroutines of goBackground
 }
 
