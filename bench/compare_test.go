@@ -741,6 +741,27 @@ func (w *subWatch) list() ([]clientConn, error) {
 	return parseClientList(do(w.ctl, w.ctl.B().ClientList().Id().ClientId(w.ids...).Build()))
 }
 
+// othersSubscribed reports whether waiters of the processes named names, holder's excepted,
+// each have a connection subscribed (PUBSUB NUMSUB on channel first, which also counts a
+// subscription the holder has not yet dropped, then CLIENT LIST, which tells them apart).
+func (w *subWatch) othersSubscribed(channel string, names []string, holder, waiters int) (bool, error) {
+	w.numsub++
+	if subs, err := numsub(w.ctl, channel); err != nil || subs < int64(waiters) {
+		return false, err
+	}
+	conns, err := w.list()
+	if err != nil {
+		return false, err
+	}
+	subscribed := map[string]bool{}
+	for _, c := range conns {
+		if c.Sub > 0 && c.Name != names[holder] && slices.Contains(names, c.Name) {
+			subscribed[c.Name] = true
+		}
+	}
+	return len(subscribed) >= waiters, nil
+}
+
 // ready reports whether every participant but holder waits: inside lock, and
 //   - polling contenders: made a failed attempt since entering (hooked counter);
 //   - goredisson: its client's connection shows sub>=1 and PUBSUB NUMSUB >= waiters;
@@ -763,22 +784,7 @@ func (h *hoContender) ready(holder, n int) (bool, error) {
 		}
 		return true, nil
 	case waitsPubSub:
-		h.watch.numsub++
-		subs, err := numsub(h.watch.ctl, keys.LockChannel(h.lock))
-		if err != nil || subs < int64(waiters) {
-			return false, err
-		}
-		conns, err := h.watch.list()
-		if err != nil {
-			return false, err
-		}
-		subscribed := map[string]bool{}
-		for _, c := range conns {
-			if c.Sub > 0 && c.Name != h.names[holder] && slices.Contains(h.names[:n], c.Name) {
-				subscribed[c.Name] = true
-			}
-		}
-		return len(subscribed) >= waiters, nil
+		return h.watch.othersSubscribed(keys.LockChannel(h.lock), h.names[:n], holder, waiters)
 	case waitsQueue:
 		h.watch.llens++
 		n, err := do(h.watch.ctl, h.watch.ctl.B().Llen().Key(keys.FairQueue(h.lock)).Build()).AsInt64()

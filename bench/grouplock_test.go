@@ -27,7 +27,6 @@ import (
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
 	"github.com/goredisson/goredisson/internal/redistest/rlocktest"
-	"github.com/goredisson/goredisson/lua"
 	"github.com/goredisson/goredisson/rlock"
 )
 
@@ -278,22 +277,8 @@ func groupHandoff(t *testing.T, srvs []*redistest.Server, ctls []rueidis.Client,
 				return false, nil
 			}
 		}
-		if c.pubsub { // every waiter's own connection subscribed (a subscription the
-			// holder has not yet dropped counts in NUMSUB, not here)
-			if k, err := numsub(ctl, channel); err != nil || k < int64(waiters) {
-				return false, err
-			}
-			conns, err := watch.list()
-			if err != nil {
-				return false, err
-			}
-			subscribed := map[string]bool{}
-			for _, cc := range conns {
-				if cc.Sub > 0 && cc.Name != names[holder] {
-					subscribed[cc.Name] = true
-				}
-			}
-			return len(subscribed) >= waiters, nil
+		if c.pubsub {
+			return watch.othersSubscribed(channel, names, holder, waiters)
 		}
 		for i, p := range parts {
 			if i != holder && p.failed() <= since[i].Load() {
@@ -414,16 +399,14 @@ func rawGroupOp(t testing.TB, srvs []*redistest.Server) func(ctx context.Context
 	var n int
 	return func(ctx context.Context) {
 		n++
-		latch := keys.UnlockLatch(name, fmt.Sprintf("floor-%d", n))
+		req := fmt.Sprintf("floor-%d", n)
 		var wg sync.WaitGroup
 		for _, rc := range rcs {
-			wg.Go(func() { _ = lua.Acquire.Exec(ctx, rc, []string{name}, []string{"30000", field}).Error() })
+			wg.Go(func() { _, _ = rawAcquire(ctx, rc, name, field) })
 		}
 		wg.Wait()
 		for _, rc := range rcs {
-			wg.Go(func() {
-				_ = lua.Release.Exec(ctx, rc, []string{name, channel, latch}, []string{"0", "30000", field, "PUBLISH", "1000"}).Error()
-			})
+			wg.Go(func() { _ = rawRelease(ctx, rc, name, channel, field, req) })
 		}
 		wg.Wait()
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/goredisson/goredisson/internal/keys"
 	"github.com/goredisson/goredisson/internal/redistest"
-	"github.com/goredisson/goredisson/lua"
 )
 
 // rawGroupProc is the handoff floor of a group lock: rlock's own scripts and Redisson's
@@ -69,11 +69,11 @@ func (p *rawGroupProc) lock(ctx context.Context) (func() error, error) {
 		case <-p.wake:
 		default:
 		}
-		ttl, err := p.acquire(ctx, 0)
+		ok, err := rawAcquire(ctx, p.rcs[0], p.name, p.field)
 		if err != nil {
 			return nil, err
 		}
-		if ttl < 0 {
+		if ok {
 			break
 		}
 		select {
@@ -87,8 +87,8 @@ func (p *rawGroupProc) lock(ctx context.Context) (func() error, error) {
 	for i := 1; i < len(p.rcs); i++ {
 		wg.Go(func() {
 			for { // held only while the last holder's release there is on its way: try again
-				ttl, err := p.acquire(ctx, i)
-				if err != nil || ttl < 0 {
+				ok, err := rawAcquire(ctx, p.rcs[i], p.name, p.field)
+				if err != nil || ok {
 					errs[i] = err
 					return
 				}
@@ -96,41 +96,22 @@ func (p *rawGroupProc) lock(ctx context.Context) (func() error, error) {
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return p.release, nil
 }
 
-// acquire runs the acquire script on server i: -1 when acquired, else the holder's PTTL.
-func (p *rawGroupProc) acquire(ctx context.Context, i int) (int64, error) {
-	ttl, err := lua.Acquire.Exec(ctx, p.rcs[i], []string{p.name}, []string{"30000", p.field}).AsInt64()
-	if rueidis.IsRedisNil(err) {
-		return -1, nil
-	}
-	return max(ttl, 0), err
-}
-
 // release runs the release script on every server at once, each publishing on its channel.
 func (p *rawGroupProc) release() error {
-	latch := keys.UnlockLatch(p.name, fmt.Sprintf("raw-%d", p.latches.Add(1)))
+	req := fmt.Sprintf("raw-%d", p.latches.Add(1))
 	errs := make([]error, len(p.rcs))
 	var wg sync.WaitGroup
 	for i, rc := range p.rcs {
-		wg.Go(func() {
-			errs[i] = lua.Release.Exec(context.Background(), rc, []string{p.name, p.channel, latch},
-				[]string{"0", "30000", p.field, "PUBLISH", "1000"}).Error()
-		})
+		wg.Go(func() { errs[i] = rawRelease(context.Background(), rc, p.name, p.channel, p.field, req) })
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil && !rueidis.IsRedisNil(err) {
-			return err
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (p *rawGroupProc) failed() int64 { return 0 }
