@@ -54,28 +54,17 @@ func (s Script) ExecThen(ctx context.Context, c rueidis.CommandClient, keys, arg
 // execs that got NOSCRIPT. Unlike rueidis.Lua.ExecMulti it sends no SCRIPT LOAD to every
 // node before each batch.
 func (s Script) ExecMulti(ctx context.Context, c rueidis.CommandClient, execs ...rueidis.LuaExec) []rueidis.RedisResult {
-	cmds := make(rueidis.Commands, len(execs))
-	for i, e := range execs {
-		cmds[i] = s.command(c, e.Keys, e.Args, true)
-	}
-	res := c.DoMulti(ctx, cmds...)
-	var again []int
-	for i, r := range res {
-		if noScript(r) {
-			again = append(again, i)
-		}
-	}
-	if len(again) == 0 {
-		return res
-	}
-	cmds = cmds[:0]
-	for _, i := range again {
-		cmds = append(cmds, s.command(c, execs[i].Keys, execs[i].Args, false))
-	}
-	for j, r := range c.DoMulti(ctx, cmds...) {
-		res[again[j]] = r
-	}
+	res, _ := ExecCalls(ctx, c, s.Calls(execs...), nil)
 	return res
+}
+
+// Calls returns one call of s per exec, for ExecCalls.
+func (s Script) Calls(execs ...rueidis.LuaExec) []Call {
+	calls := make([]Call, len(execs))
+	for i, e := range execs {
+		calls[i] = Call{Script: s, Keys: e.Keys, Args: e.Args}
+	}
+	return calls
 }
 
 // Call is one call of a script, for ExecCalls.

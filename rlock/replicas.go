@@ -144,11 +144,7 @@ func (r *replicaSync) exec(ctx context.Context, s lua.Script, keys, args []strin
 // execMulti runs s once per exec, all on the master of key over one connection, and waits
 // for its replicas; see syncedConn.execMulti. It is the renewal wheel's Sync function.
 func (r *replicaSync) execMulti(ctx context.Context, s lua.Script, key string, execs []rueidis.LuaExec) (res []rueidis.RedisResult, err error) {
-	calls := make([]lua.Call, len(execs))
-	for i, e := range execs {
-		calls[i] = lua.Call{Script: s, Keys: e.Keys, Args: e.Args}
-	}
-	if res, err, ok := r.tryBatched(ctx, key, calls...); ok {
+	if res, err, ok := r.tryBatched(ctx, key, s.Calls(execs...)...); ok {
 		return res, err
 	}
 	if werr := r.with(ctx, key, false, func(c *syncedConn) rueidis.RedisResult {
