@@ -84,12 +84,38 @@ func TestSentinelF10KillMaster(t *testing.T) {
 	newNode := s.NodeClient(t, promoted)
 	resub := waitFor(10*time.Second, func() bool { return numSub(t, newNode, ch) == 1 })
 	t.Logf("waiter resubscribed on %s: %v (%v after the kill)", promoted, resub, time.Since(killAt).Round(time.Millisecond))
-	assert.True(t, resub, "waiter's subscription not restored on the new master")
+	if !assert.True(t, resub, "waiter's subscription not restored on the new master") {
+		logSubscribers(t, s, ch)
+	}
 	h.release(t)
 
 	ld.waitSuccessesAfter(t, windowEnd, 3, 20*time.Second)
 	ld.finish(t)
 	t.Logf("F10 kill -9: %s", ld.check(t, killAt, windowEnd))
+}
+
+// logSubscribers logs, for each data node of s still up, its role, PUBSUB NUMSUB of ch and
+// its subscribed connections.
+func logSubscribers(t *testing.T, s *redistest.Sentinel, ch string) {
+	t.Helper()
+	for _, addr := range s.DataAddrs() {
+		nc := s.NodeClient(t, addr)
+		ctx, cancel := within(context.Background(), 2*time.Second)
+		role, _ := nc.Do(ctx, nc.B().Role().Build()).ToArray()
+		list, err := nc.Do(ctx, nc.B().ClientList().Build()).ToString()
+		cancel()
+		var subscribed []redistest.ClientConn
+		for _, c := range redistest.ParseClientList(list) {
+			if c.Subscribed() {
+				subscribed = append(subscribed, c)
+			}
+		}
+		roleName := ""
+		if len(role) > 0 {
+			roleName, _ = role[0].ToString()
+		}
+		t.Logf("%s: role %q, NUMSUB %s %d, subscribed connections %+v (CLIENT LIST error: %v)", addr, roleName, ch, numSub(t, nc, ch), subscribed, err)
+	}
 }
 
 // TestSentinelReplicaSync checks Redisson's default replica sync on a Sentinel client (the
