@@ -28,8 +28,10 @@
 //
 // When a subscription's connection is lost, it is dialed again and the channels that have
 // waiters are subscribed again; on the new confirmation every waiter of the channel is woken
-// to re-check, since a message may
-// have been published while no subscription existed. Waiters must still bound each wait by
+// to re-check, since a message may have been published while no subscription existed. On a
+// Sentinel client the same happens, without a loss, when the client moves to another master
+// (checked every 500 ms): a replaced master that is still up may keep its connections for
+// seconds, and the new master's messages never reach them. Waiters must still bound each wait by
 // what they are waiting for (a lock holder's remaining TTL; Waiter.Wait takes that bound):
 // pub/sub delivers at most once and only to connected subscribers.
 //

@@ -3,6 +3,9 @@ package pubsub
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -15,6 +18,9 @@ const (
 	lineChannelsPerCommand = 1000
 	// lineBatch bounds the subscriptions a line changes in one round trip.
 	lineBatch = 20 * lineChannelsPerCommand
+	// followEvery is how often a line on a Sentinel client checks that its connection is
+	// still to the master the client sends commands to.
+	followEvery = 500 * time.Millisecond
 )
 
 // line keeps the subscriptions of one kind (classic or sharded) of a hub outside a cluster,
@@ -27,9 +33,16 @@ const (
 //
 // When the connection is lost, the line dials another and subscribes again every channel
 // that has waiters; the waiters are woken on that confirmation (sub.confirmed).
+//
+// On a Sentinel client the line also follows failovers: a master that the sentinels
+// replaced may keep its connections for a while (it is still up, or is reconfigured as a
+// replica seconds later), and the new master's messages do not reach it. Every followEvery
+// the line compares the nodes that the client sends commands to with those it was dialed
+// to, and moves to a new connection when they differ.
 type line struct {
 	h       *hub
 	sharded bool
+	follow  bool          // the client is a Sentinel client: see moveIfMoved
 	kick    chan struct{} // one slot: the queue has work
 	resp2   bool          // the client speaks RESP2: batches end with barrierChannel; run's goroutine only
 
@@ -41,7 +54,8 @@ type line struct {
 }
 
 func newLine(h *hub, sharded bool) *line {
-	return &line{h: h, sharded: sharded, kick: make(chan struct{}, 1)}
+	follow := h.client.Mode() == rueidis.ClientModeSentinel
+	return &line{h: h, sharded: sharded, follow: follow, kick: make(chan struct{}, 1)}
 }
 
 // queueLocked asks the line to bring b's state on the server in line with the hub's: b
@@ -77,8 +91,9 @@ func (l *line) stopLocked() <-chan struct{} {
 
 // lineConn is one connection of a line.
 type lineConn struct {
-	dc   rueidis.DedicatedClient
-	lost <-chan error // receives or is closed when the connection is gone
+	dc    rueidis.DedicatedClient
+	lost  <-chan error // receives or is closed when the connection is gone
+	nodes string       // the client's nodes when it was dialed (see nodes)
 }
 
 // change is one subscription's change sent to the server.
@@ -97,6 +112,12 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 	defer cancelSend()
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(unsubscribeTimeout, cancelSend) })()
 	retry := backoff.New(retryMin, retryMax)
+	var follow <-chan time.Time
+	if l.follow {
+		tick := time.NewTicker(followEvery)
+		defer tick.Stop()
+		follow = tick.C
+	}
 	for {
 		var lost <-chan error
 		if c != nil {
@@ -105,6 +126,9 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		select {
 		case <-lost:
 			c = l.drop(c, nil, nil)
+			continue
+		case <-follow:
+			c = l.moveIfMoved(c)
 			continue
 		default:
 		}
@@ -116,6 +140,8 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 				return
 			case <-lost:
 				c = l.drop(c, nil, nil)
+			case <-follow:
+				c = l.moveIfMoved(c)
 			}
 			continue
 		}
@@ -124,8 +150,9 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		}
 		confirmed, err := l.send(sendCtx, c, batch, lineChannelsPerCommand)
 		if err != nil {
+			failed := c.nodes
 			c = l.drop(c, batch, err)
-			if !retry.Wait(ctx) {
+			if !l.pause(ctx, retry, follow, failed) {
 				return
 			}
 			continue
@@ -144,14 +171,58 @@ func (l *line) drop(c *lineConn, batch []change, err error) *lineConn {
 	return nil
 }
 
-// dial returns a new connection whose messages reach the hub's waiters.
+// moveIfMoved closes c, queueing its subscriptions to be made again on a new connection,
+// when the client now sends commands to other nodes than when c was dialed: after a
+// failover, c may still be to the old master. It returns the connection to keep (nil
+// when there is none).
+func (l *line) moveIfMoved(c *lineConn) *lineConn {
+	if c == nil || c.nodes == l.nodes() {
+		return c
+	}
+	return l.drop(c, nil, nil)
+}
+
+// pause waits before the line dials again after a connection to failed (its nodes) failed:
+// retry's next delay, cut short on a following line once the client sends commands to other
+// nodes (a failover: the new master is there to dial). It reports false, early, when ctx
+// ends.
+func (l *line) pause(ctx context.Context, retry *backoff.Backoff, follow <-chan time.Time, failed string) bool {
+	t := time.NewTimer(retry.Next())
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-follow:
+			if l.nodes() != failed {
+				return true
+			}
+		}
+	}
+}
+
+// dial returns a new connection whose messages reach the hub's waiters. The client's nodes
+// are read before the connection is taken, so that a failover in between makes the next
+// check move the line rather than hide the change.
 func (l *line) dial() *lineConn {
+	nodes := l.nodes()
 	dc, _ := l.h.client.Dedicate()
 	lost := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage:      l.deliver,
 		OnSubscription: func(rueidis.PubSubSubscription) {},
 	})
-	return &lineConn{dc: dc, lost: lost}
+	return &lineConn{dc: dc, lost: lost, nodes: nodes}
+}
+
+// nodes names the nodes that a following line's client sends commands to (its master, and
+// the replica it reads from if it has one), "" for a line that does not follow.
+func (l *line) nodes() string {
+	if !l.follow {
+		return ""
+	}
+	return strings.Join(slices.Sorted(maps.Keys(l.h.client.Nodes())), " ")
 }
 
 // deliver applies a message to the waiters of its channel. It runs on the connection's
