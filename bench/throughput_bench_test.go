@@ -12,23 +12,32 @@ import (
 )
 
 // BenchmarkThroughput is TestCompare's throughput workload as a Go benchmark, for
-// -benchmem and -cpuprofile: thrWorkers goroutines spread over thrProcs simulated processes
-// (each its own rueidis client and rlock.Client) take and release random names out of
-// thrNames, each lock call under a thrDeadline context (cancelable, so the path of a server
-// request), with an empty critical section. One op is one Lock + Unlock; allocations per op
-// include the harness's own (the deadline context, the owner, the release closure).
-// The cancelable variant is the workload of TestCompare; background passes
-// context.Background (the owner only) to Lock.
+// -benchmem, -cpuprofile and CPU time per op side by side: thrWorkers goroutines spread over
+// thrProcs simulated processes (each its own rueidis client and lock-library instance) take
+// and release random names out of thrNames, with an empty critical section. One op is one
+// acquire + release; allocations per op include the harness's own (the deadline context,
+// the owner, the release closure).
+//
+// Sub-benchmarks: rlock with each lock call under a thrDeadline context (cancelable, so the
+// path of a server request; TestCompare's workload) and with context.Background (the owner
+// only); rlock's two scripts sent raw, a refused acquire sent again at once (the protocol's
+// floor, TestCompare's "raw" row); rueidislock as in TestCompare.
 func BenchmarkThroughput(b *testing.B) {
 	srv := redistest.Shared(b)
 	for _, tc := range []struct {
 		name     string
+		newProc  func(testing.TB, *redistest.Server, string) proc
 		deadline bool
-	}{{"deadline-ctx", true}, {"background-ctx", false}} {
+	}{
+		{"rlock/deadline-ctx", newRlockProc(false), true},
+		{"rlock/background-ctx", newRlockProc(false), false},
+		{"raw-scripts/deadline-ctx", newRawRlockProc, true},
+		{"rueidislock/deadline-ctx", newRueidislockProc, true},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var procs []proc
 			for i := range thrProcs {
-				procs = append(procs, newRlockProc(false)(b, srv, procName("bench-thr", i)))
+				procs = append(procs, tc.newProc(b, srv, procName("bench-thr", i)))
 			}
 			names := make([]string, thrNames)
 			for i := range names {
