@@ -353,7 +353,6 @@ func (l *Lock) runAcquireSynced(ctx context.Context, a acquisition, script lua.S
 // (a read hold keeps its own: its remaining timeout keys were not touched).
 func (l *Lock) giveBack(ctx context.Context, a acquisition) error {
 	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer dctx.stop()
 	ctx = dctx
 	r, err := l.release(ctx, a.field, false, true, false)
 	if err == nil && r == partial && l.kind != readLock {

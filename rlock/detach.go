@@ -16,36 +16,41 @@ var errNoReplyInTime = errors.New("rlock: no reply from Redis within ReleaseTime
 
 // detached is the context of a request that must not be abandoned half way: a release, or
 // an acquire whose caller may give up. It has the values of its parent, none of its
-// cancellation, and a deadline of its own. It is
-// context.WithTimeout(context.WithoutCancel(parent), d) in two allocations rather than
-// four: it makes its channel and arms its timer only when Done is first called, which
-// rueidis does not do on its synchronous path (there the deadline bounds the connection's
-// read and write).
+// cancellation, and a deadline of its own, rounded up to a grain that grows with how far
+// away it is (at least 10 ms, under 4% of the time left; see roundUp), so that the
+// contexts whose deadlines fall in one grain share one Done channel and one timer
+// (sharedDone). A detached context costs two allocations (itself and
+// context.WithoutCancel), and its Done none in the common case: rueidis asks for Done on
+// every pipelined request.
 type detached struct {
 	parent   context.Context // context.WithoutCancel of the caller's: values only
-	deadline time.Time
+	deadline time.Time       // rounded up to its grain
 
-	mu      sync.Mutex
-	done    chan struct{} // made by the first Done
-	timer   *time.Timer   // closes done at the deadline
-	expired bool          // done is closed, or will be when made
+	mu   sync.Mutex
+	done <-chan struct{} // sharedDone's channel of deadline, once Done or Err asked for it
 }
 
 // detach returns a context with parent's values, without its cancellation, that ends d from
-// now. Call its stop when the request is over, to release its timer.
+// now (a little later: see detached).
 func detach(parent context.Context, d time.Duration) *detached {
-	return &detached{parent: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
+	return detachAt(parent, time.Now().Add(d))
+}
+
+// detachAt returns a context with parent's values, without its cancellation, that ends at
+// deadline rounded up to its grain.
+func detachAt(parent context.Context, deadline time.Time) *detached {
+	return &detached{parent: context.WithoutCancel(parent), deadline: roundUp(deadline)}
 }
 
 // detachAfter is detach for a request whose caller waits for it: the context ends d after
 // the caller's deadline, or d from now when the caller has none, so that a caller with a
 // deadline never sees its request cut short before the caller itself gives up.
 func detachAfter(caller context.Context, d time.Duration) *detached {
-	c := detach(caller, d)
-	if dl, ok := caller.Deadline(); ok && dl.Add(d).After(c.deadline) {
-		c.deadline = dl.Add(d)
+	deadline := time.Now().Add(d)
+	if dl, ok := caller.Deadline(); ok && dl.Add(d).After(deadline) {
+		deadline = dl.Add(d)
 	}
-	return c
+	return detachAt(caller, deadline)
 }
 
 func (c *detached) Deadline() (time.Time, bool) { return c.deadline, true }
@@ -54,54 +59,80 @@ func (c *detached) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
-		c.done = make(chan struct{})
-		if left := time.Until(c.deadline); c.expired || left <= 0 {
-			c.expired = true
-			close(c.done)
-		} else {
-			c.timer = time.AfterFunc(left, c.expire)
-		}
+		c.done = sharedDone.channel(c.deadline)
 	}
 	return c.done
 }
 
+// Err is DeadlineExceeded once Done's channel is closed, nil before.
 func (c *detached) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.expired && time.Now().Before(c.deadline) {
+	select {
+	case <-c.Done():
+		return context.DeadlineExceeded
+	default:
 		return nil
 	}
-	c.expireLocked()
-	return context.DeadlineExceeded
 }
 
 func (c *detached) Value(key any) any { return c.parent.Value(key) }
 
 func (c *detached) String() string { return "rlock.detached" }
 
-// expire ends c at its deadline.
-func (c *detached) expire() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.expireLocked()
+// The grain of a detached context's deadline: minGrain doubled until it is at least 1/50 of
+// the time left, so that deadlines seconds away share a channel per 10 ms or so, and far ones
+// (a caller's deadline an hour away) make few channels however many requests carry them.
+const (
+	minGrain     = 10 * time.Millisecond
+	grainPerLeft = 50
+)
+
+// roundUp returns deadline rounded up to its grain.
+func roundUp(deadline time.Time) time.Time {
+	grain := minGrain
+	for left := time.Until(deadline); grain*grainPerLeft < left; {
+		grain *= 2
+	}
+	ns, g := deadline.UnixNano(), int64(grain)
+	if r := ns % g; r != 0 {
+		ns += g - r
+	}
+	return time.Unix(0, ns)
 }
 
-func (c *detached) expireLocked() {
-	if !c.expired {
-		c.expired = true
-		if c.done != nil {
-			close(c.done)
-		}
-	}
+// sharedDone holds the open Done channels of detached contexts, one per deadline, each
+// closed and removed by a timer at that deadline.
+var sharedDone = doneTable{m: make(map[int64]chan struct{})}
+
+type doneTable struct {
+	mu sync.Mutex
+	m  map[int64]chan struct{} // by deadline in Unix ns
 }
 
-// stop releases c's timer, if Done armed one.
-func (c *detached) stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.timer != nil {
-		c.timer.Stop()
+// channel returns the channel closed at deadline: closed already when it has passed.
+func (t *doneTable) channel(deadline time.Time) <-chan struct{} {
+	key := deadline.UnixNano()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ch := t.m[key]; ch != nil {
+		return ch
 	}
+	ch := make(chan struct{})
+	left := time.Until(deadline)
+	if left <= 0 {
+		close(ch)
+		return ch
+	}
+	t.m[key] = ch
+	time.AfterFunc(left, func() { t.close(key) })
+	return ch
+}
+
+// close closes and removes the channel of the deadline key.
+func (t *doneTable) close(key int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	close(t.m[key])
+	delete(t.m, key)
 }
 
 // acquireRequest is a request that may take something (a hold, permits), as
@@ -125,7 +156,6 @@ func detachedAcquire[T any, R acquireRequest[T]](c *Client, ctx context.Context,
 		return r.run(ctx)
 	}
 	rctx := detachAfter(ctx, c.opts.ReleaseTimeout)
-	defer rctx.stop()
 	v, err := r.run(rctx)
 	if ctx.Err() == nil {
 		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
@@ -137,7 +167,6 @@ func detachedAcquire[T any, R acquireRequest[T]](c *Client, ctx context.Context,
 	if r.took(v, err) {
 		giveBack := func() {
 			bctx := detach(ctx, c.opts.ReleaseTimeout)
-			defer bctx.stop()
 			r.undo(bctx, v)
 		}
 		if !c.goBackground(giveBack) {

@@ -18,7 +18,6 @@ func TestDetachedContext(t *testing.T) {
 
 	t.Run("Done asked for before the deadline", func(t *testing.T) {
 		ctx := detach(parent, 50*time.Millisecond)
-		defer ctx.stop()
 		assert.Equal(t, "v", ctx.Value(key{}), "the parent's values")
 		require.NoError(t, ctx.Err(), "not the parent's cancellation")
 		dl, ok := ctx.Deadline()
@@ -36,7 +35,6 @@ func TestDetachedContext(t *testing.T) {
 
 	t.Run("Done asked for after the deadline", func(t *testing.T) {
 		ctx := detach(parent, time.Millisecond)
-		defer ctx.stop()
 		require.Eventually(t, func() bool { return ctx.Err() != nil }, 10*time.Second, time.Millisecond)
 		assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
 		select {
@@ -46,21 +44,22 @@ func TestDetachedContext(t *testing.T) {
 		}
 	})
 
-	t.Run("stopped before the deadline", func(t *testing.T) {
-		ctx := detach(parent, time.Hour)
-		done := ctx.Done()
-		ctx.stop()
-		require.NoError(t, ctx.Err())
-		select {
-		case <-done:
-			t.Fatal("closed before its deadline")
-		default:
-		}
+	t.Run("deadlines in one grain share a channel, removed once closed", func(t *testing.T) {
+		at := time.Now().Add(30 * time.Millisecond)
+		a, b := detachAt(parent, at), detachAt(parent, at.Add(time.Nanosecond))
+		require.Equal(t, a.deadline, b.deadline, "one grain")
+		assert.Equal(t, a.Done(), b.Done(), "one channel")
+		assert.Equal(t, a.Done(), a.Done(), "the same channel each call")
+		<-a.Done()
+		assert.ErrorIs(t, b.Err(), context.DeadlineExceeded)
+		sharedDone.mu.Lock()
+		_, left := sharedDone.m[a.deadline.UnixNano()]
+		sharedDone.mu.Unlock()
+		assert.False(t, left, "the closed channel is removed")
 	})
 
 	t.Run("a child context follows it", func(t *testing.T) {
 		ctx := detach(parent, 20*time.Millisecond)
-		defer ctx.stop()
 		child, cancel := context.WithCancel(ctx)
 		defer cancel()
 		select {
@@ -78,16 +77,26 @@ func TestDetachAfter(t *testing.T) {
 	caller, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	ctx := detachAfter(caller, time.Second)
-	defer ctx.stop()
 	want, _ := caller.Deadline()
+	want = want.Add(time.Second)
 	dl, ok := ctx.Deadline()
 	require.True(t, ok)
-	assert.Equal(t, want.Add(time.Second), dl, "the caller's deadline plus the grace")
+	assert.False(t, dl.Before(want), "the caller's deadline plus the grace, rounded up")
+	assert.Less(t, dl.Sub(want), time.Until(want)/25, "rounded up by less than 4% of the time left")
 	require.NoError(t, ctx.Err())
 
 	ctx = detachAfter(context.WithoutCancel(caller), time.Second)
-	defer ctx.stop()
 	dl, ok = ctx.Deadline()
 	require.True(t, ok)
 	assert.WithinDuration(t, time.Now().Add(time.Second), dl, 500*time.Millisecond, "the grace from now")
+}
+
+// A deadline is rounded up to a grain of at least minGrain and under 4% of the time left.
+func TestRoundUp(t *testing.T) {
+	for _, left := range []time.Duration{0, time.Millisecond, time.Second, 5 * time.Second, time.Minute, time.Hour} {
+		at := time.Now().Add(left)
+		got := roundUp(at)
+		assert.False(t, got.Before(at), "%v: not earlier", left)
+		assert.Less(t, got.Sub(at), max(minGrain, left/25), "%v: within its grain", left)
+	}
 }

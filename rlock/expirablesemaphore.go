@@ -207,7 +207,6 @@ func (s *ExpirableSemaphore) tryOnce(ctx context.Context, n int64, lease time.Du
 // come back when their lease ends (never, for permits taken without a lease).
 func (s *ExpirableSemaphore) forget(ctx context.Context, raw []string) {
 	rctx := detach(ctx, s.c.opts.ReleaseTimeout)
-	defer rctx.stop()
 	afterLostRequest(rctx)
 	retry := backoff.New(10*time.Millisecond, 500*time.Millisecond)
 	for {

@@ -137,7 +137,6 @@ func (l *Lock) fairAcquireCall(a acquisition) (lua.Script, []string, []string) {
 // logged: the waiter then stays queued until its deadline passes.
 func (l *Lock) leaveQueue(ctx context.Context, field, waitMs string) {
 	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer dctx.stop()
 	ctx = dctx
 	pub := l.publishes()
 	ks := []string{l.fair.queue, l.fair.timeout, l.name, l.channel}

@@ -335,7 +335,6 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 		l := g.members[i]
 		if !l.c.goBackground(func() {
 			dctx := detach(ctx, l.c.opts.ReleaseTimeout)
-			defer dctx.stop()
 			var rctx context.Context = dctx
 			var run *opRun
 			if l.c.obs.on() {

@@ -64,7 +64,6 @@ func (l *Lock) forget(ctx context.Context, field string) {
 		return
 	}
 	rctx := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer rctx.stop()
 	afterLostRequest(rctx)
 	_, err := l.release(rctx, field, false, true, false)
 	l.c.obs.log.Debug("rlock: released a hold an acquire may have taken before its reply was lost", "lock", l.name, "holder", field, "error", err)

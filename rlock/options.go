@@ -133,7 +133,9 @@ type Options struct {
 	UnlockLatchTTL time.Duration
 	// ReleaseTimeout bounds releases that ignore the caller's cancellation, and the script
 	// call of an acquire whose ctx ends while it is in flight (the call waits for its reply,
-	// so that a hold it took can be given back). Zero means DefaultReleaseTimeout.
+	// so that a hold it took can be given back). Zero means DefaultReleaseTimeout. The bound
+	// can run late by up to 10 ms or 4% of it, whichever is more: requests whose bounds end
+	// close together share one timer.
 	ReleaseTimeout time.Duration
 	// PubSub chooses classic or sharded pub/sub in a cluster. Zero means PubSubAuto.
 	PubSub PubSubMode

@@ -56,7 +56,6 @@ func (l *Lock) unlock(ctx context.Context) error {
 		return err
 	}
 	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer dctx.stop()
 	ctx = dctx
 	watchdog, last, id := l.c.holds.unlocking(l.name, field)
 	sent := time.Now()
@@ -270,7 +269,6 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 // forceUnlock is ForceUnlock after its check.
 func (l *Lock) forceUnlock(ctx context.Context) (bool, error) {
 	dctx := detach(ctx, l.c.opts.ReleaseTimeout)
-	defer dctx.stop()
 	ctx = dctx
 	script, ks, args := lua.ForceRelease, []string{l.name, l.channel}, append([]string{"0"}, l.publishes()...)
 	switch l.kind {
