@@ -37,10 +37,17 @@ func detach(parent context.Context, d time.Duration) *detached {
 }
 
 // detachAt returns a context with parent's values, without its cancellation, that ends at
-// deadline rounded up to its grain.
+// deadline rounded up to its grain, or in maxDetached if that is sooner.
 func detachAt(parent context.Context, deadline time.Time) *detached {
+	if latest := time.Now().Add(maxDetached); deadline.After(latest) {
+		deadline = latest
+	}
 	return &detached{parent: context.WithoutCancel(parent), deadline: roundUp(deadline)}
 }
+
+// maxDetached bounds how long a detached request may wait, whatever its caller's deadline
+// (a day: far beyond any reply, and within the dates that Unix nanoseconds can hold).
+const maxDetached = 24 * time.Hour
 
 // detachAfter is detach for a request whose caller waits for it: the context ends d after
 // the caller's deadline, or d from now when the caller has none, so that a caller with a
@@ -89,7 +96,7 @@ const (
 // roundUp returns deadline rounded up to its grain.
 func roundUp(deadline time.Time) time.Time {
 	grain := minGrain
-	for left := time.Until(deadline); grain*grainPerLeft < left; {
+	for left := time.Until(deadline); grain < left/grainPerLeft; {
 		grain *= 2
 	}
 	ns, g := deadline.UnixNano(), int64(grain)

@@ -100,3 +100,13 @@ func TestRoundUp(t *testing.T) {
 		assert.Less(t, got.Sub(at), max(minGrain, left/25), "%v: within its grain", left)
 	}
 }
+
+// A caller's deadline years away still gives a detached context that ends within a day.
+func TestDetachFarDeadline(t *testing.T) {
+	caller, cancel := context.WithDeadline(context.Background(), time.Now().AddDate(500, 0, 0))
+	defer cancel()
+	ctx := detachAfter(caller, time.Second)
+	dl, _ := ctx.Deadline()
+	assert.WithinDuration(t, time.Now().Add(maxDetached), dl, maxDetached/25)
+	require.NoError(t, ctx.Err())
+}
