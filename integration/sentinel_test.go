@@ -1,7 +1,7 @@
 package integration
 
 // Redis Sentinel test of rlock on a loopback deployment (redistest.StartSentinel: 1 master,
-// 2 replicas, 3 sentinels, quorum 2, down-after 1000 ms): the fast form of F10 (docs/SCENARIOS.md).
+// 2 replicas, 3 sentinels, quorum 2, down-after 2000 ms): the fast form of F10 (docs/SCENARIOS.md).
 
 import (
 	"context"
@@ -83,9 +83,9 @@ func TestSentinelF10KillMaster(t *testing.T) {
 	// all three name it, in the runs seen here).
 	windowEnd := recoveredAt.Add(3 * time.Second)
 
-	// The waiter resubscribes on the new master; the holder's unlock there wakes it. The
-	// sentinels may elect a second master seconds after the first (about one run in fifteen
-	// here), so the master is the one they name at each check.
+	// The waiter resubscribes on the new master; the holder's unlock there wakes it. Should
+	// the sentinels elect a second master soon after the first, the master is the one they
+	// name at each check.
 	sentinels := sentinelClients(t, s)
 	nodes := map[string]rueidis.Client{}
 	current := promoted

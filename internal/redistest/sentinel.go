@@ -25,14 +25,17 @@ const SentinelMasterSet = "mymaster"
 
 // Sentinel timings of [StartSentinel]: a master unreachable for sentinelDownAfter is
 // subjectively down; with the quorum agreeing, a replica is promoted about a second later.
+// Sentinels ping each instance once a second, so with a down-after of one second a master
+// just promoted was sometimes judged down before its first reply, and a second election
+// followed the first: sentinelDownAfter is two seconds.
 const (
 	sentinelQuorum          = 2
-	sentinelDownAfter       = 1000 * time.Millisecond
+	sentinelDownAfter       = 2000 * time.Millisecond
 	sentinelFailoverTimeout = 3000 * time.Millisecond
 )
 
 // Sentinel is a Redis Sentinel deployment on 127.0.0.1: one master, two replicas and three
-// sentinels (quorum 2, down-after-milliseconds 1000, failover-timeout 3000) monitoring it as
+// sentinels (quorum 2, down-after-milliseconds 2000, failover-timeout 3000) monitoring it as
 // [SentinelMasterSet], all redis-server child processes started by [StartSentinel] and
 // SIGKILLed in its test's Cleanup.
 //
@@ -175,7 +178,7 @@ func (s *Sentinel) NodeClient(t testing.TB, addr string, opts ...func(*rueidis.C
 }
 
 // KillMaster sends SIGKILL to the current master (as [Sentinel.MasterAddr] finds it) and
-// returns its address once it has exited. The sentinels promote a replica about 2-3 s later;
+// returns its address once it has exited. The sentinels promote a replica about 3-4 s later;
 // see [Sentinel.WaitFailover].
 func (s *Sentinel) KillMaster(t testing.TB) string {
 	t.Helper()
