@@ -332,18 +332,18 @@ func TestSentinelSubscriptionFollowsMaster(t *testing.T) {
 	old := s.MasterAddr(t)
 	const name = "follow:handoff"
 	ch := lockChannelOf(name)
+	nodes := map[string]rueidis.Client{}
+	for _, addr := range s.DataAddrs() {
+		nodes[addr] = s.NodeClient(t, addr)
+	}
 	h := startFailoverHandoff(t, ctx, a, b, name, 30*time.Second)
-	require.True(t, waitFor(5*time.Second, func() bool { return numSub(t, s.NodeClient(t, old), ch) == 1 }),
+	require.True(t, waitFor(5*time.Second, func() bool { return numSub(t, nodes[old], ch) == 1 }),
 		"waiter not subscribed to %s on %s", ch, old)
 
 	sc := s.NodeClient(t, s.SentinelAddrs()[0])
 	require.NoError(t, sc.Do(ctx, sc.B().Arbitrary("SENTINEL", "FAILOVER").Args(redistest.SentinelMasterSet).Build()).Error())
 	promoted := s.WaitFailover(t, old)
 	start := time.Now()
-	nodes := map[string]rueidis.Client{}
-	for _, addr := range s.DataAddrs() {
-		nodes[addr] = s.NodeClient(t, addr)
-	}
 	where := func() map[string]int64 {
 		m := map[string]int64{}
 		for addr, nc := range nodes {
