@@ -363,7 +363,10 @@ func TestF7LostReply(t *testing.T) {
 			return redistest.NumSub(t, direct, "redisson_sc:{"+name+"}") > 0
 		}), "the waiter subscribed")
 		p.CutAfterRequest(lua.PermitsAcquire.SHA1())
-		require.NoError(t, s.AddPermits(ctx, 1))
+		// The permit comes from a client of its own, off the proxy: on the proxied
+		// connection, the cut could fall before AddPermits' reply is read.
+		adder := rlocktest.NewClient(t, direct, rlock.Options{}).NewExpirableSemaphore(name)
+		require.NoError(t, adder.AddPermits(ctx, 1))
 		var r result
 		select {
 		case r = <-done:
