@@ -8,14 +8,15 @@
 // waiter arrives and closed (UNSUBSCRIBE or SUNSUBSCRIBE, confirmed by the server) when the
 // last one leaves.
 //
-// Outside a cluster, a client's subscriptions of one kind share one connection of their own,
+// A client's subscriptions of one kind share one connection of their own (in a cluster,
+// its sharded ones one connection per master, each channel on the master of its slot),
 // kept by one goroutine: the channels that waiters open or leave while a round trip is on
 // the wire go out together in the next, as SUBSCRIBE and UNSUBSCRIBE commands of many
 // channels, and a waiting channel costs no goroutine of its own. 100,000 goroutines, each
 // waiting on a lock of its own, take under 2 KB of heap each (docs/BENCHMARKS.md). In a
-// cluster, each subscription goes through rueidis's Receive, which routes it to the node
-// of its channel's slot and follows that slot; a new subscription to a channel waits for
-// the previous one's UNSUBSCRIBE, so the two never cross on the shared connection.
+// cluster, classic subscriptions are on any one node, since every node forwards every
+// PUBLISH; a sharded one moves when its slot moves to another master (the old master ends
+// it) or a node answers MOVED.
 //
 // Each lock type states its wake rule when it subscribes: a Rule maps a message to the
 // waiters it wakes (WakeN, WakeAll, WakeNone), and the waiters of one Subscriber on one

@@ -1,17 +1,12 @@
 package pubsub
 
 import (
-	"context"
-	"errors"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"github.com/goredisson/goredisson/internal/backoff"
 )
 
 const (
@@ -33,14 +28,11 @@ var hubs = struct {
 
 // hub holds the server-side subscriptions made through one rueidis client: each channel (of
 // each kind) has one subscription per client, shared by the waiters of every Subscriber on
-// that client. Outside a cluster they are kept by the hub's lines, one connection per kind;
-// in a cluster, each by a goroutine of its own through rueidis's Receive, on the connection
-// rueidis shares per node among all Receive calls of a client (where an UNSUBSCRIBE ends
-// every Receive of that channel).
+// that client, and kept by the hub's line of its kind.
 type hub struct {
 	client rueidis.Client
 	shared bool     // registered in hubs
-	lines  [2]*line // classic and sharded subscriptions outside a cluster; nil in a cluster
+	lines  [2]*line // classic and sharded subscriptions
 
 	mu       sync.Mutex
 	users    int             // open Subscribers
@@ -75,14 +67,10 @@ func openHub(client rueidis.Client) *hub {
 	return h
 }
 
-// newHub returns a hub of client with no user. Outside a cluster its subscriptions go
-// through lines, connections of its own; in a cluster each goes through rueidis's Receive,
-// which routes it to the node of its channel.
+// newHub returns a hub of client with no user.
 func newHub(client rueidis.Client, shared bool) *hub {
 	h := &hub{client: client, shared: shared, live: make(map[subKey]*sub), draining: make(map[subKey]*sub)}
-	if client.Mode() != rueidis.ClientModeCluster {
-		h.lines = [2]*line{newLine(h, false), newLine(h, true)}
-	}
+	h.lines = [2]*line{newLine(h, false), newLine(h, true)}
 	return h
 }
 
@@ -106,21 +94,16 @@ func (h *hub) closeHub() []<-chan struct{} {
 		ending = append(ending, b.doneLocked())
 	}
 	for _, l := range h.lines {
-		if l != nil {
-			ending = append(ending, l.stopLocked())
-		}
+		ending = append(ending, l.stopLocked())
 	}
 	return ending
 }
 
 // unregisterIfIdleLocked removes h from hubs once nothing uses it. Called with hubs and h.mu
-// held. A hub whose subscriptions share the client's connection stays registered while a
-// subscription of it still ends, so that a new Subscriber on the same client waits for that
-// UNSUBSCRIBE before subscribing again; a hub with lines of its own leaves with its last
-// user, and its lines end its subscriptions.
+// held. The hub leaves with its last user; its lines end its subscriptions on connections
+// of their own.
 func (h *hub) unregisterIfIdleLocked() {
-	idle := h.users == 0 && (h.lines[0] != nil || len(h.live) == 0 && len(h.draining) == 0)
-	if h.shared && idle && hubs.m[h.client] == h {
+	if h.shared && h.users == 0 && hubs.m[h.client] == h {
 		delete(hubs.m, h.client)
 	}
 }
@@ -133,16 +116,7 @@ func (h *hub) join(key subKey, g *group) *sub {
 	if b == nil {
 		b = &sub{h: h, key: key, ready: make(chan struct{})}
 		h.live[key] = b
-		if l := h.lineOf(key); l != nil {
-			l.queueLocked(b)
-		} else {
-			var prev <-chan struct{}
-			if p := h.draining[key]; p != nil {
-				prev = p.doneLocked()
-			}
-			b.ctx, b.cancel = context.WithCancel(context.Background())
-			go b.run(prev)
-		}
+		h.lineOf(key).queueLocked(b)
 	}
 	b.refs++
 	b.mu.Lock()
@@ -169,15 +143,11 @@ func (h *hub) leave(b *sub, g *group) <-chan struct{} {
 		delete(h.live, b.key)
 	}
 	h.draining[b.key] = b
-	if l := h.lineOf(b.key); l != nil {
-		l.queueLocked(b)
-	} else {
-		b.cancel()
-	}
+	h.lineOf(b.key).queueLocked(b)
 	return b.doneLocked()
 }
 
-// lineOf returns the line that keeps subscriptions of key, or nil in a cluster.
+// lineOf returns the line that keeps subscriptions of key.
 func (h *hub) lineOf(key subKey) *line {
 	if key.sharded {
 		return h.lines[1]
@@ -194,83 +164,24 @@ func (h *hub) failed(b *sub) bool {
 }
 
 // sub is one server-side subscription (SUBSCRIBE or SSUBSCRIBE of one channel), shared by
-// the groups of every Subscriber of its hub. Its hub's line keeps it outside a cluster, a
-// goroutine of its own (run) in a cluster.
+// the groups of every Subscriber of its hub, and kept by its hub's line of its kind.
 type sub struct {
-	h      *hub
-	key    subKey
-	ctx    context.Context // ends when the last group leaves; in a cluster only
-	cancel context.CancelFunc
-	ready  chan struct{} // closed on the first confirmation, or on failure (err set)
-	err    error         // set before ready is closed when the first subscribe failed
+	h     *hub
+	key   subKey
+	ready chan struct{} // closed on the first confirmation, or on failure (err set)
+	err   error         // set before ready is closed when the first subscribe failed
 
 	done chan struct{} // made on demand (doneLocked); guarded by h.mu
 
-	refs     int  // groups attached; guarded by h.mu
-	finished bool // gone from the server, and from its line or goroutine; guarded by h.mu
-	queued   bool // in its line's queue; guarded by h.mu
-	onServer bool // subscribed on its line's current connection; guarded by h.mu
+	refs     int    // groups attached; guarded by h.mu
+	finished bool   // gone from the server, and from its line or goroutine; guarded by h.mu
+	queued   bool   // in its line's queue; guarded by h.mu
+	onServer bool   // subscribed on a connection of its line; guarded by h.mu
+	node     string // that connection's node (lineConn.addr); guarded by h.mu
 
 	mu       sync.Mutex
 	confirms int      // confirmations seen
 	groups   []*group // one per Subscriber with waiters on the channel
-}
-
-// run keeps b subscribed until b.ctx ends. It starts only after prev is closed, when the
-// previous subscription of the same channel and kind has been unsubscribed, so that the
-// previous UNSUBSCRIBE can never remove this one; and it returns only after prev, so that
-// the subscriptions of one channel end in order.
-func (b *sub) run(prev <-chan struct{}) {
-	defer b.finish()
-	if prev != nil {
-		<-prev // bounded by the previous one's unsubscribeTimeout
-		if b.ctx.Err() != nil {
-			return
-		}
-	}
-	retry := backoff.New(retryMin, retryMax)
-	for {
-		before := b.confirmations()
-		err := b.receive()
-		if b.ctx.Err() != nil {
-			return
-		}
-		after := b.confirmations()
-		if after == 0 {
-			b.err = err
-			close(b.ready)
-			return
-		}
-		if refused(err) {
-			// Subscribing again was refused (the user's ACL changed): the waiters get the
-			// refusal, and later waiters subscribe afresh.
-			b.lose(err)
-			return
-		}
-		// The subscription ended while waiters remain: the connection was lost or the
-		// server dropped the channel (slot migration). Messages may have been missed, but the
-		// waiters are woken only once the subscription is confirmed again (onSubscription):
-		// woken now, they would try on a connection or a node that is going away and return
-		// its error, or miss a refusal of the new subscription. Until then a waiter's own
-		// bound (the holder's remaining lease) still wakes it.
-		if after > before {
-			retry = backoff.New(retryMin, retryMax)
-		}
-		if !retry.Wait(b.ctx) {
-			return
-		}
-	}
-}
-
-// finish unregisters b once its goroutine is done.
-func (b *sub) finish() {
-	h := b.h
-	hubs.Lock()
-	h.mu.Lock()
-	b.finishLocked()
-	h.unregisterIfIdleLocked()
-	h.mu.Unlock()
-	hubs.Unlock()
 }
 
 // finishLocked unregisters b, which is gone from the server. Called with h.mu held.
@@ -313,52 +224,10 @@ func (b *sub) fail(err error) {
 	b.finishLocked()
 }
 
-// receive runs one subscription until it ends, and unsubscribes on the same connection when
-// it ends because b.ctx was cancelled. Its Receive context ends after b.ctx, once the
-// subscription is settled (settleGate), so that no dial is cancelled half way.
-func (b *sub) receive() error {
-	c := b.h.client
-	cmd := c.B().Subscribe().Channel(b.key.channel).Build()
-	if b.key.sharded {
-		cmd = c.B().Ssubscribe().Channel(b.key.channel).Build()
-	}
-	rctx, gate, stop := newSettleGate(b.ctx)
-	defer stop()
-	ctx := rueidis.WithOnSubscriptionHook(rctx, func(s rueidis.PubSubSubscription) {
-		if s.Channel == b.key.channel && (s.Kind == "subscribe" || s.Kind == "ssubscribe") {
-			gate.confirmed()
-		}
-		b.onSubscription(s)
-	})
-	ctx = rueidis.WithOnReceiveReturnHook(ctx, func(err error, cc rueidis.CommandClient) error {
-		gate.lost() // rueidis may try again, on a connection it dials
-		if b.ctx.Err() == nil {
-			return err
-		}
-		uctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
-		defer cancel()
-		unsub := cc.B().Unsubscribe().Channel(b.key.channel).Build()
-		if b.key.sharded {
-			unsub = cc.B().Sunsubscribe().Channel(b.key.channel).Build()
-		}
-		cc.Do(uctx, unsub)
-		return err
-	})
-	return c.Receive(ctx, cmd, b.onMessage)
-}
-
 func (b *sub) confirmations() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.confirms
-}
-
-// onSubscription runs on the connection's reader goroutine: it must not block.
-func (b *sub) onSubscription(s rueidis.PubSubSubscription) {
-	if s.Channel != b.key.channel || (s.Kind != "subscribe" && s.Kind != "ssubscribe") {
-		return
-	}
-	b.confirmed()
 }
 
 // confirmed records a confirmation of b by the server. After the first, every waiter is
@@ -393,13 +262,6 @@ func (b *sub) lose(err error) {
 	for _, g := range b.groups {
 		g.stop(err)
 	}
-}
-
-// refused reports whether err is the server refusing the subscription to the user (NOPERM:
-// the command or the channel is not granted).
-func refused(err error) bool {
-	var re *rueidis.RedisError
-	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOPERM")
 }
 
 func (b *sub) wakeAll() {

@@ -1,8 +1,10 @@
 package pubsub
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/internal/backoff"
+	"github.com/goredisson/goredisson/internal/keys"
 )
 
 const (
@@ -23,16 +26,20 @@ const (
 	followEvery = 500 * time.Millisecond
 )
 
-// line keeps the subscriptions of one kind (classic or sharded) of a hub outside a cluster,
-// on one connection of its own. One goroutine sends every change: the subscriptions that
-// waiters opened or left while its previous round trip was on the wire go out together, as
-// SUBSCRIBE and UNSUBSCRIBE commands of many channels each, whose results come back once
-// the server has applied them all (see commands). Messages arrive through the connection's hooks.
-// So a waiting channel costs a map entry, not a goroutine and a receive buffer, and
-// subscribing many channels at once costs a few round trips, not one each.
+// line keeps the subscriptions of one kind (classic or sharded) of a hub on connections of
+// its own: one connection, or, for the sharded subscriptions of a Redis Cluster, one per
+// master, each channel on the master of its slot (slotTable). One goroutine sends every
+// change: the subscriptions that waiters opened or left while its previous round trip was
+// on the wire go out together, as SUBSCRIBE and UNSUBSCRIBE commands of many channels each,
+// whose results come back once the server has applied them all (see commands). Messages
+// arrive through the connections' hooks. So a waiting channel costs a map entry, not a
+// goroutine and a receive buffer, and subscribing many channels at once costs a few round
+// trips, not one each.
 //
-// When the connection is lost, the line dials another and subscribes again every channel
-// that has waiters; the waiters are woken on that confirmation (sub.confirmed).
+// When a connection is lost, the line dials another and subscribes again every channel that
+// had been subscribed on it; the waiters are woken on that confirmation (sub.confirmed). In
+// a cluster, a sharded subscription also moves when its node ends it (its slot moved to
+// another master, or the master became a replica) or answers MOVED.
 //
 // On a Sentinel client the line also follows failovers: a master that the sentinels
 // replaced may keep its connections for a while (it is still up, or is reconfigured as a
@@ -42,9 +49,16 @@ const (
 type line struct {
 	h       *hub
 	sharded bool
+	route   bool          // a cluster's sharded line: one connection per master (slotTable)
 	follow  bool          // the client is a Sentinel client: see moveIfMoved
 	kick    chan struct{} // one slot: the queue has work
-	resp2   bool          // the client speaks RESP2: batches end with barrierChannel; run's goroutine only
+	lost    chan *lineConn
+
+	// run's goroutine only
+	resp2 bool                 // the client speaks RESP2: batches end with a barrier
+	conns map[string]*lineConn // by node address; "" for a line that does not route
+	slots slotTable
+	done  <-chan struct{} // closed when the current run has returned
 
 	// guarded by h.mu
 	queue   []*sub // subscriptions whose state on the server is to change, in order
@@ -54,8 +68,14 @@ type line struct {
 }
 
 func newLine(h *hub, sharded bool) *line {
-	follow := h.client.Mode() == rueidis.ClientModeSentinel
-	return &line{h: h, sharded: sharded, follow: follow, kick: make(chan struct{}, 1)}
+	mode := h.client.Mode()
+	return &line{
+		h: h, sharded: sharded,
+		route:  sharded && mode == rueidis.ClientModeCluster,
+		follow: mode == rueidis.ClientModeSentinel,
+		kick:   make(chan struct{}, 1),
+		lost:   make(chan *lineConn),
+	}
 }
 
 // queueLocked asks the line to bring b's state on the server in line with the hub's: b
@@ -91,21 +111,22 @@ func (l *line) stopLocked() <-chan struct{} {
 
 // lineConn is one connection of a line.
 type lineConn struct {
+	addr  string // its node in a routing line; "" otherwise
 	dc    rueidis.DedicatedClient
-	lost  <-chan error // receives or is closed when the connection is gone
-	nodes string       // the client's nodes when it was dialed (see nodes)
+	nodes string // the client's nodes when it was dialed (see nodes)
 }
 
 // change is one subscription's change sent to the server.
 type change struct {
 	b         *sub
-	subscribe bool // SUBSCRIBE; UNSUBSCRIBE otherwise
+	subscribe bool   // SUBSCRIBE; UNSUBSCRIBE otherwise
+	node      string // the connection it goes to (see lineConn.addr)
 }
 
 func (l *line) run(ctx context.Context, exited chan struct{}) {
 	defer close(exited)
-	var c *lineConn
-	defer func() { l.end(c) }()
+	l.conns, l.slots, l.done = make(map[string]*lineConn), slotTable{}, exited
+	defer l.end()
 	// A round trip under way when the line stops is finished (bounded by unsubscribeTimeout),
 	// so that the changes it carries, the last waiters' unsubscriptions among them, are applied.
 	sendCtx, cancelSend := context.WithCancel(context.Background())
@@ -119,16 +140,12 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		follow = tick.C
 	}
 	for {
-		var lost <-chan error
-		if c != nil {
-			lost = c.lost
-		}
 		select {
-		case <-lost:
-			c = l.drop(c, nil, nil)
+		case c := <-l.lost:
+			l.drop(c, nil, nil)
 			continue
 		case <-follow:
-			c = l.moveIfMoved(c)
+			l.moveIfMoved()
 			continue
 		default:
 		}
@@ -138,20 +155,15 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 			case <-l.kick:
 			case <-ctx.Done():
 				return
-			case <-lost:
-				c = l.drop(c, nil, nil)
+			case c := <-l.lost:
+				l.drop(c, nil, nil)
 			case <-follow:
-				c = l.moveIfMoved(c)
+				l.moveIfMoved()
 			}
 			continue
 		}
-		if c == nil {
-			c = l.dial()
-		}
-		confirmed, err := l.send(sendCtx, c, batch, lineChannelsPerCommand)
+		confirmed, failed, err := l.sendAll(sendCtx, batch)
 		if err != nil {
-			failed := c.nodes
-			c = l.drop(c, batch, err)
 			if !l.pause(ctx, retry, follow, failed) {
 				return
 			}
@@ -163,23 +175,98 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 	}
 }
 
-// drop closes c, which is lost (with err, while batch was being sent on it), and queues its
-// subscriptions to be made again (lose). It returns nil.
-func (l *line) drop(c *lineConn, batch []change, err error) *lineConn {
-	c.dc.Close()
-	l.lose(batch, err)
-	return nil
+// sendAll applies batch, each change on the connection of its node, and reports whether a
+// subscription was confirmed. When a connection failed, or a node asked to try later, it
+// returns that error and the nodes of the failed connection (lineConn.nodes): the line
+// pauses before the changes still to make are sent again.
+func (l *line) sendAll(ctx context.Context, batch []change) (confirmed bool, failed string, err error) {
+	parts, err := l.byNode(ctx, batch)
+	if err != nil {
+		l.lose(batch, err)
+		return false, "", err
+	}
+	for _, part := range parts {
+		addr := part[0].node
+		c := l.conns[addr]
+		if c == nil {
+			var derr error
+			if c, derr = l.dial(addr); derr != nil {
+				l.slots.stale = true
+				l.lose(part, derr)
+				l.loseNode(addr)
+				failed, err = "", derr
+				continue
+			}
+		}
+		ok, later, perr := l.send(ctx, c, part, lineChannelsPerCommand)
+		confirmed = confirmed || ok
+		switch {
+		case perr != nil:
+			failed, err = c.nodes, perr
+			l.drop(c, part, perr)
+		case later != nil:
+			err = later
+		}
+	}
+	return confirmed, failed, err
 }
 
-// moveIfMoved closes c, queueing its subscriptions to be made again on a new connection,
-// when the client now sends commands to other nodes than when c was dialed: after a
-// failover, c may still be to the old master. It returns the connection to keep (nil
-// when there is none).
-func (l *line) moveIfMoved(c *lineConn) *lineConn {
-	if c == nil || c.nodes == l.nodes() {
-		return c
+// byNode returns batch in parts, one per connection, in order. Outside a routing line that
+// is one part. In a routing line an unsubscription goes to the node its subscription is on
+// (change.node), a subscription to the master of its channel's slot, the slot table read
+// again first when it may be out of date.
+func (l *line) byNode(ctx context.Context, batch []change) ([][]change, error) {
+	if !l.route {
+		return [][]change{batch}, nil
 	}
-	return l.drop(c, nil, nil)
+	if err := l.slots.load(ctx, l.h.client); err != nil {
+		return nil, err
+	}
+	var order []string
+	parts := make(map[string][]change)
+	for _, ch := range batch {
+		if ch.subscribe {
+			ch.node = l.slots.owner(ch.b.key.channel)
+		}
+		if _, ok := parts[ch.node]; !ok {
+			order = append(order, ch.node)
+		}
+		parts[ch.node] = append(parts[ch.node], ch)
+	}
+	out := make([][]change, 0, len(order))
+	for _, addr := range order {
+		part := parts[addr]
+		// A node takes the channels of one slot per command; the changes of one channel
+		// keep their order.
+		slices.SortStableFunc(part, func(a, b change) int {
+			return cmp.Compare(keys.Slot(a.b.key.channel), keys.Slot(b.b.key.channel))
+		})
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+// drop closes c, which is lost (with err, while batch was being sent on it), and queues its
+// subscriptions to be made again (lose, loseNode). A connection the line no longer uses is
+// left alone.
+func (l *line) drop(c *lineConn, batch []change, err error) {
+	if l.conns[c.addr] != c {
+		return
+	}
+	delete(l.conns, c.addr)
+	c.dc.Close()
+	l.slots.stale = true
+	l.lose(batch, err)
+	l.loseNode(c.addr)
+}
+
+// moveIfMoved closes the line's connection, queueing its subscriptions to be made again on
+// a new one, when the client now sends commands to other nodes than when it was dialed:
+// after a failover, it may still be to the old master.
+func (l *line) moveIfMoved() {
+	if c := l.conns[""]; c != nil && c.nodes != l.nodes() {
+		l.drop(c, nil, nil)
+	}
 }
 
 // pause waits before the line dials again after a connection to failed (its nodes) failed:
@@ -203,17 +290,53 @@ func (l *line) pause(ctx context.Context, retry *backoff.Backoff, follow <-chan 
 	}
 }
 
-// dial returns a new connection whose messages reach the hub's waiters. The client's nodes
-// are read before the connection is taken, so that a failover in between makes the next
-// check move the line rather than hide the change.
-func (l *line) dial() *lineConn {
-	nodes := l.nodes()
-	dc, _ := l.h.client.Dedicate()
-	lost := dc.SetPubSubHooks(rueidis.PubSubHooks{
-		OnMessage:      l.deliver,
-		OnSubscription: func(rueidis.PubSubSubscription) {},
-	})
-	return &lineConn{dc: dc, lost: lost, nodes: nodes}
+// dial returns a new connection to addr (see lineConn.addr) whose messages reach the hub's
+// waiters. The client's nodes are read before the connection is taken, so that a failover
+// in between makes the next check move the line rather than hide the change.
+func (l *line) dial(addr string) (*lineConn, error) {
+	client := l.h.client
+	if l.route {
+		if client = client.Nodes()[addr]; client == nil {
+			return nil, fmt.Errorf("pubsub: no connection to cluster node %q", addr)
+		}
+	}
+	c := &lineConn{addr: addr, nodes: l.nodes()}
+	c.dc, _ = client.Dedicate()
+	hooks := rueidis.PubSubHooks{OnMessage: l.deliver, OnSubscription: func(rueidis.PubSubSubscription) {}}
+	if l.sharded {
+		hooks.OnSubscription = func(s rueidis.PubSubSubscription) {
+			if s.Kind == "sunsubscribe" {
+				l.endedByServer(addr, s.Channel)
+			}
+		}
+	}
+	lost, done := c.dc.SetPubSubHooks(hooks), l.done
+	go func() {
+		<-lost
+		select {
+		case l.lost <- c:
+		case <-done:
+		}
+	}()
+	l.conns[addr] = c
+	return c, nil
+}
+
+// endedByServer records that node addr ended the sharded subscription of channel without
+// being asked (its slot moved to another master, or the master became a replica): the
+// subscription is made again, on the slot's master. It runs on the connection's reader
+// goroutine, where the line's own unsubscriptions are confirmed too; those are of
+// subscriptions that are not live, or not on that node's connection any more.
+func (l *line) endedByServer(addr, channel string) {
+	h := l.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := h.live[subKey{channel: channel, sharded: true}]
+	if b == nil || !b.onServer || b.node != addr {
+		return
+	}
+	b.onServer = false
+	l.queueLocked(b)
 }
 
 // nodes names the nodes that a following line's client sends commands to (its master, and
@@ -253,7 +376,7 @@ func (l *line) take() []change {
 		case live && !b.onServer:
 			out = append(out, change{b: b, subscribe: true})
 		case !live && b.onServer:
-			out = append(out, change{b: b})
+			out = append(out, change{b: b, node: b.node})
 		case !live:
 			b.finishLocked()
 		}
@@ -264,9 +387,11 @@ func (l *line) take() []change {
 
 // send applies batch on c in one round trip, with at most perCommand channels per command.
 // It reports whether a subscription was confirmed, and returns an error when the connection
-// failed; the server refusing a subscription is not an error of send: that subscription
-// fails.
-func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand int) (confirmed bool, err error) {
+// failed. The server refusing a subscription is not an error of send: that subscription
+// fails. A cluster node that does not serve a channel's slot is not either: the
+// subscription is queued again, sent to the node a MOVED names, or, after an ASK,
+// TRYAGAIN or CLUSTERDOWN, sent again once the line has paused (later).
+func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand int) (confirmed bool, later, err error) {
 	cmds, parts := l.commands(c.dc, batch, perCommand)
 	res := c.dc.DoMulti(ctx, cmds...)
 	if !l.resp2 && len(res) > 0 && errors.Is(res[0].Error(), rueidis.ErrRESP2PubSubMixed) {
@@ -280,10 +405,14 @@ func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand
 		var re *rueidis.RedisError
 		switch {
 		case rerr == nil:
-			l.applied(part)
+			l.applied(c.addr, part)
 			confirmed = confirmed || part[0].subscribe
 		case !errors.As(rerr, &re):
-			return confirmed, rerr
+			return confirmed, later, rerr
+		case l.redirected(part, re):
+			if _, moved := re.IsMoved(); !moved {
+				later = rerr
+			}
 		case len(part) == 1 || !part[0].subscribe:
 			l.refused(part, rerr)
 		default:
@@ -292,27 +421,55 @@ func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand
 	}
 	if len(res) > len(parts) {
 		if err := res[len(parts)].NonRedisError(); err != nil {
-			return confirmed, err
+			return confirmed, later, err
 		}
 	}
 	if len(refused) > 0 { // a SUBSCRIBE of many channels refused: find which, one each
-		more, err := l.send(ctx, c, refused, 1)
-		return confirmed || more, err
+		more, again, err := l.send(ctx, c, refused, 1)
+		return confirmed || more, cmp.Or(later, again), err
 	}
-	return confirmed, nil
+	return confirmed, later, nil
+}
+
+// redirected reports whether re is a cluster node's answer that part's channels are served
+// elsewhere or not now, and if so queues part's subscriptions again, noting a MOVED's node
+// in the slot table. An unsubscription so answered is done: the node holds no
+// subscription of that slot.
+func (l *line) redirected(part []change, re *rueidis.RedisError) bool {
+	addr, moved := re.IsMoved()
+	_, ask := re.IsAsk()
+	if !l.route || !moved && !ask && !re.IsTryAgain() && !re.IsClusterDown() {
+		return false
+	}
+	if moved {
+		l.slots.move(keys.Slot(part[0].b.key.channel), addr)
+	}
+	h := l.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range part {
+		if ch.subscribe {
+			l.queueLocked(ch.b)
+		} else {
+			ch.b.onServer = false
+			ch.b.finishLocked()
+		}
+	}
+	return true
 }
 
 // commands returns the commands that apply batch, in order, each with the changes it
-// carries (runs of the same change, at most perCommand channels each), and a closing PING,
-// whose reply means the server has applied them all; on RESP2, where a subscribed
-// connection takes no PING among them, an UNSUBSCRIBE of barrierChannel when the last is a
-// SUBSCRIBE.
+// carries (runs of the same change, and in a routing line of the same slot, at most
+// perCommand channels each), and a closing PING, whose reply means the server has applied
+// them all; on RESP2, where a subscribed connection takes no PING among them, an
+// UNSUBSCRIBE of a barrier channel when the last is a SUBSCRIBE.
 func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand int) (rueidis.Commands, [][]change) {
 	var cmds rueidis.Commands
 	var parts [][]change
 	for start := 0; start < len(batch); {
 		end := start + 1
-		for end < len(batch) && end-start < perCommand && batch[end].subscribe == batch[start].subscribe {
+		for end < len(batch) && end-start < perCommand && batch[end].subscribe == batch[start].subscribe &&
+			(!l.route || keys.Slot(batch[end].b.key.channel) == keys.Slot(batch[start].b.key.channel)) {
 			end++
 		}
 		part := batch[start:end]
@@ -324,10 +481,12 @@ func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand i
 		parts = append(parts, part)
 		start = end
 	}
-	switch {
+	switch last := batch[len(batch)-1]; {
 	case !l.resp2:
 		cmds = append(cmds, dc.B().Ping().Build())
-	case batch[len(batch)-1].subscribe:
+	case last.subscribe && l.route:
+		cmds = append(cmds, l.command(dc, false, []string{barrierOf(keys.Slot(last.b.key.channel))}))
+	case last.subscribe:
 		cmds = append(cmds, l.command(dc, false, []string{barrierChannel}))
 	}
 	return cmds, parts
@@ -351,14 +510,14 @@ func (l *line) command(dc rueidis.DedicatedClient, subscribe bool, channels []st
 	return dc.B().Unsubscribe().Channel(channels...).Build()
 }
 
-// applied records changes the server has applied.
-func (l *line) applied(part []change) {
+// applied records changes the server of node has applied.
+func (l *line) applied(node string, part []change) {
 	l.h.mu.Lock()
 	defer l.h.mu.Unlock()
 	for _, ch := range part {
 		b := ch.b
 		if ch.subscribe {
-			b.onServer = true // one that left meanwhile is queued to unsubscribe
+			b.onServer, b.node = true, node // one that left meanwhile is queued to unsubscribe
 			b.confirmed()
 			continue
 		}
@@ -381,10 +540,9 @@ func (l *line) refused(part []change, err error) {
 	}
 }
 
-// lose records that the line's connection is gone, with the subscriptions on it: those of
-// batch, whose changes were being sent when it failed with err, and the others. A
-// subscription never confirmed fails with err (Subscribe returns it); every other live one
-// is queued to be subscribed again, and an ending one finishes.
+// lose records that the changes of batch were not made, the connection failing with err: a
+// subscription never confirmed fails with err (Subscribe returns it), every other live one
+// is queued to be made again.
 func (l *line) lose(batch []change, err error) {
 	h := l.h
 	h.mu.Lock()
@@ -398,9 +556,17 @@ func (l *line) lose(batch []change, err error) {
 			l.queueLocked(b)
 		}
 	}
+}
+
+// loseNode records that the line's connection to addr is gone, with the subscriptions on
+// it: every live one is queued to be made again, and an ending one finishes.
+func (l *line) loseNode(addr string) {
+	h := l.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, m := range []map[subKey]*sub{h.draining, h.live} {
 		for key, b := range m {
-			if key.sharded != l.sharded || !b.onServer {
+			if key.sharded != l.sharded || !b.onServer || b.node != addr {
 				continue
 			}
 			b.onServer = false
@@ -413,22 +579,23 @@ func (l *line) lose(batch []change, err error) {
 	}
 }
 
-// end unsubscribes and closes c, and finishes every subscription of the line's kind: the hub
-// has no user.
-func (l *line) end(c *lineConn) {
+// end unsubscribes and closes the line's connections, and finishes every subscription of the
+// line's kind: the hub has no user.
+func (l *line) end() {
 	h := l.h
-	if c != nil {
-		var changes []change
-		h.mu.Lock()
-		for _, m := range []map[subKey]*sub{h.live, h.draining} {
-			for key, b := range m {
-				if key.sharded == l.sharded && b.onServer {
-					changes = append(changes, change{b: b})
-				}
+	byNode := make(map[string][]change)
+	h.mu.Lock()
+	for _, m := range []map[subKey]*sub{h.live, h.draining} {
+		for key, b := range m {
+			if key.sharded == l.sharded && b.onServer && l.conns[b.node] != nil {
+				b.onServer = false // so that its confirmation is not taken for the server's (endedByServer)
+				byNode[b.node] = append(byNode[b.node], change{b: b, node: b.node})
 			}
 		}
-		h.mu.Unlock()
-		if len(changes) > 0 {
+	}
+	h.mu.Unlock()
+	for addr, c := range l.conns {
+		if changes := byNode[addr]; len(changes) > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 			l.send(ctx, c, changes, lineChannelsPerCommand)
 			cancel()

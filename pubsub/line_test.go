@@ -26,6 +26,22 @@ func subscribeAll(t *testing.T, s *Subscriber, channels []string) (ws []*Waiter,
 	return ws, errs
 }
 
+// subscribeFresh subscribes one waiter on each of n channels no other test uses, all at
+// once, and returns the channels, their waiters and how many goroutines the waits added.
+func subscribeFresh(t *testing.T, s *Subscriber, n int) (channels []string, ws []*Waiter, added int) {
+	channels = make([]string, n)
+	for i := range channels {
+		channels[i] = channelName()
+	}
+	before := runtime.NumGoroutine()
+	ws, errs := subscribeAll(t, s, channels)
+	t.Cleanup(func() { closeAll(ws) })
+	for i, err := range errs {
+		require.NoError(t, err, channels[i])
+	}
+	return channels, ws, runtime.NumGoroutine() - before
+}
+
 // Waiters that arrive together on many channels are subscribed in few commands, and a
 // waiting channel adds no goroutine: the line's one goroutine sends them all.
 func TestManyChannelsFewCommands(t *testing.T) {
@@ -33,17 +49,8 @@ func TestManyChannelsFewCommands(t *testing.T) {
 	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
 	rc := srv.Client(t)
 	s := newSubscriber(t, srv.Client(t), Classic)
-	channels := make([]string, n)
-	for i := range channels {
-		channels[i] = channelName()
-	}
-	before := runtime.NumGoroutine()
-	ws, errs := subscribeAll(t, s, channels)
+	channels, ws, added := subscribeFresh(t, s, n)
 	defer closeAll(ws)
-	for i, err := range errs {
-		require.NoError(t, err, channels[i])
-	}
-	added := runtime.NumGoroutine() - before
 	subscribes := redistest.Calls(t, rc, "subscribe")
 	t.Logf("%d channels: %d SUBSCRIBE commands, %d goroutines added", n, subscribes, added)
 	assert.Less(t, subscribes, int64(n/2), "subscriptions made together share commands")

@@ -1,0 +1,159 @@
+package pubsub
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/internal/redistest"
+)
+
+// clusterNodes returns a client of each of cl's nodes, by address.
+func clusterNodes(t *testing.T, cl *redistest.Cluster) map[string]rueidis.Client {
+	nodes := make(map[string]rueidis.Client)
+	for _, addr := range cl.Addrs() {
+		nodes[addr] = cl.NodeClient(t, addr)
+	}
+	return nodes
+}
+
+// shardSubscribers returns, for each node, how many clients are subscribed to channel with
+// SSUBSCRIBE there; nodes with none are left out.
+func shardSubscribers(t *testing.T, nodes map[string]rueidis.Client, channel string) map[string]int64 {
+	out := make(map[string]int64)
+	for addr, nc := range nodes {
+		if n := redistest.ShardNumSub(t, nc, channel); n > 0 {
+			out[addr] = n
+		}
+	}
+	return out
+}
+
+// sharedConnections returns how many connections of node nc hold sharded subscriptions.
+func shardedConnections(t *testing.T, nc rueidis.Client) int {
+	list, err := nc.Do(context.Background(), nc.B().ClientList().TypePubsub().Build()).ToString()
+	require.NoError(t, err)
+	n := 0
+	for _, l := range strings.Split(list, "\n") {
+		if i := strings.Index(l, " ssub="); i >= 0 && !strings.HasPrefix(l[i+len(" ssub="):], "0 ") {
+			n++
+		}
+	}
+	return n
+}
+
+// In a cluster, a client's sharded subscriptions share one connection per master, each
+// channel on the master of its slot, and a waiting channel costs no goroutine.
+func TestClusterShardedSubscriptionsShareAConnectionPerMaster(t *testing.T) {
+	const n = 300
+	cl := redistest.StartCluster(t)
+	rc := cl.Client(t)
+	redistest.Require(t, rc, redistest.ShardedPubSub)
+	nodes := clusterNodes(t, cl)
+	s := newSubscriber(t, cl.Client(t), Sharded)
+	channels, ws, added := subscribeFresh(t, s, n)
+	defer closeAll(ws)
+	assert.Less(t, added, n/10, "a waiting channel costs no goroutine")
+
+	masters := map[string]bool{}
+	for _, i := range []int{0, n / 3, n / 2, n - 1} {
+		ch := channels[i]
+		master := cl.MasterOf(t, ch)
+		masters[master] = true
+		assert.Equal(t, map[string]int64{master: 1}, shardSubscribers(t, nodes, ch), "%s (slot %d) is subscribed on its master only", ch, keys.Slot(ch))
+		require.NoError(t, nodes[master].Do(context.Background(), nodes[master].B().Spublish().Channel(ch).Message("0").Build()).Error())
+		require.Eventually(t, func() bool { return woken(ws[i]) }, 5*time.Second, time.Millisecond, "the master's SPUBLISH reaches the waiter of %s", ch)
+	}
+	for addr, nc := range nodes {
+		assert.LessOrEqual(t, shardedConnections(t, nc), 1, "connections with sharded subscriptions on %s", addr)
+	}
+	require.NotEmpty(t, masters)
+
+	closeAll(ws)
+	require.Eventually(t, func() bool { return idle(s) }, 10*time.Second, time.Millisecond)
+	for _, ch := range []string{channels[0], channels[n-1]} {
+		assert.Empty(t, shardSubscribers(t, nodes, ch), "%s unsubscribed once its waiter left", ch)
+	}
+}
+
+// When a channel's slot moves to another master, the old master ends the subscription
+// (SUNSUBSCRIBE of its own), and the line subscribes again on the new one, where the
+// waiter hears the next SPUBLISH.
+func TestClusterShardedSubscriptionFollowsItsSlot(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	rc := cl.Client(t)
+	redistest.Require(t, rc, redistest.ShardedPubSub)
+	nodes := clusterNodes(t, cl)
+	s := newSubscriber(t, cl.Client(t), Sharded)
+	ch := channelName()
+	ws := subscribeN(t, s, ch, 1, LockRule)
+	defer closeAll(ws)
+
+	from := cl.MasterOf(t, ch)
+	var to string
+	for _, addr := range mastersOf(t, nodes) {
+		if addr != from {
+			to = addr
+			break
+		}
+	}
+	require.NotEmpty(t, to, "another master")
+	require.Equal(t, map[string]int64{from: 1}, shardSubscribers(t, nodes, ch))
+
+	moveSlot(t, cl, nodes, ch, from, to)
+	require.Eventually(t, func() bool {
+		got := shardSubscribers(t, nodes, ch)
+		return len(got) == 1 && got[to] == 1
+	}, 10*time.Second, 5*time.Millisecond, "%s subscribed again on %s, its slot's new master", ch, to)
+
+	require.NoError(t, nodes[to].Do(context.Background(), nodes[to].B().Spublish().Channel(ch).Message("0").Build()).Error())
+	require.Eventually(t, func() bool { return woken(ws[0]) }, 5*time.Second, time.Millisecond, "the new master's SPUBLISH reaches the waiter")
+}
+
+// mastersOf returns the addresses of the masters among nodes.
+func mastersOf(t *testing.T, nodes map[string]rueidis.Client) []string {
+	var out []string
+	for addr, nc := range nodes {
+		role, err := nc.Do(context.Background(), nc.B().Role().Build()).ToArray()
+		require.NoError(t, err)
+		if r, _ := role[0].ToString(); r == "master" {
+			out = append(out, addr)
+		}
+	}
+	return out
+}
+
+// moveSlot moves the slot of key, which holds no key, from master from to master to, as a
+// resharding does, and tells every master; it returns once every node agrees.
+func moveSlot(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Client, key string, from, to string) {
+	slot := keys.Slot(key)
+	ctx := redistest.Context(t, testTimeout)
+	id := func(addr string) string {
+		v, err := nodes[addr].Do(ctx, nodes[addr].B().ClusterMyid().Build()).ToString()
+		require.NoError(t, err)
+		return v
+	}
+	fromID, toID := id(from), id(to)
+	s := strconv.Itoa(int(slot))
+	do := func(addr string, args ...string) {
+		cmd := nodes[addr].B().Arbitrary("CLUSTER", "SETSLOT", s).Args(args...).Build()
+		require.NoError(t, nodes[addr].Do(ctx, cmd).Error(), "CLUSTER SETSLOT %s %v on %s", s, args, addr)
+	}
+	do(to, "IMPORTING", fromID)
+	do(from, "MIGRATING", toID)
+	do(to, "NODE", toID)
+	do(from, "NODE", toID)
+	for _, addr := range mastersOf(t, nodes) {
+		if addr != from && addr != to {
+			do(addr, "NODE", toID)
+		}
+	}
+	require.Equal(t, to, cl.MasterOf(t, key))
+}

@@ -1,0 +1,55 @@
+package pubsub
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/keys"
+	"github.com/goredisson/goredisson/internal/slotmap"
+)
+
+// slotTable names the master of each hash slot of a Redis Cluster, for the sharded
+// subscriptions of a line: CLUSTER SLOTS, corrected slot by slot by the MOVED replies the
+// line gets. It is read again when it may have gone out of date: a connection to a node was
+// lost, or a node ended a subscription itself (a slot moved).
+type slotTable struct {
+	masters []string // by slot; nil until read
+	stale   bool     // to be read again before the next subscription is routed
+}
+
+// load reads the table again from the cluster behind client when it is missing or stale.
+func (t *slotTable) load(ctx context.Context, client rueidis.Client) error {
+	if t.masters != nil && !t.stale {
+		return nil
+	}
+	masters, err := slotmap.Read(ctx, client)
+	if err != nil {
+		return err
+	}
+	t.masters, t.stale = masters, false
+	return nil
+}
+
+// owner returns the master of channel's slot, "" when the table names none.
+func (t *slotTable) owner(channel string) string { return t.masters[keys.Slot(channel)] }
+
+// move records a MOVED reply: slot is served by addr.
+func (t *slotTable) move(slot uint16, addr string) {
+	if t.masters != nil {
+		t.masters[slot] = addr
+	}
+}
+
+// barrierOf returns a channel of slot that nothing subscribes: on RESP2, unsubscribing it
+// closes a batch of sharded subscriptions to one node (see barrierChannel), and a cluster
+// node accepts only channels of its own slots.
+func barrierOf(slot uint16) string {
+	for i := 0; ; i++ {
+		name := barrierChannel + ":{" + strconv.Itoa(i) + "}"
+		if keys.Slot(name) == slot {
+			return name
+		}
+	}
+}
