@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +52,39 @@ func TestClusterReplicaSync(t *testing.T) {
 		}
 	}
 	t.Logf("%q on %s, %q on %s", name, target, other, cl.MasterOf(t, other))
+
+	// Synced acquires that arrive together on a new Client, before it has read the slot
+	// map, wait for that read and go in the masters' batches, instead of each taking a
+	// dedicated connection (which rueidis keeps, with 1 MB of buffers, in its pool).
+	t.Run("BurstBeforeTheSlotMap", func(t *testing.T) {
+		connections := func() int {
+			n := 0
+			for addr, nc := range nodes {
+				list, err := nc.Do(ctx, nc.B().ClientList().Build()).ToString()
+				require.NoError(t, err, addr)
+				n += len(redistest.ParseClientList(list))
+			}
+			return n
+		}
+		before := connections()
+		bc := rlocktest.NewClient(t, cl.Client(t), rlock.Options{})
+		const owners = 256
+		errs := make(chan error, owners)
+		var wg sync.WaitGroup
+		for i := range owners {
+			wg.Go(func() { errs <- bc.NewLock(fmt.Sprintf("sync:burst:%d", i)).Lock(rlock.NewOwner(ctx)) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		opened := connections() - before
+		t.Logf("%d concurrent Locks on a new Client opened %d connections", owners, opened)
+		// The client's own connection to each node, at most maxBatches (4) batch connections
+		// per master, and a few for naming and probing.
+		assert.LessOrEqual(t, opened, 6+3*4+6, "connections opened by %d concurrent Locks", owners)
+	})
 
 	t.Run("WaitOnTheSlotMaster", func(t *testing.T) {
 		l := c.NewLock(name)

@@ -246,27 +246,50 @@ type slotMap struct {
 const slotMapTimeout = 2 * time.Second
 
 // masterOf returns the address of the master of slot, reading the cluster's slot map when
-// none was read since the last sign of a topology change. It returns "" while another
-// call reads it, when the read fails, or when no master serves slot.
+// none was read since the last sign of a topology change; a call that finds the map being
+// read waits for that read (at most slotMapTimeout), so that a burst of calls does not
+// make each its own call on a dedicated connection (rueidis keeps each such connection, with
+// its buffers, in its pool). It returns "" when the read fails or ctx ends first, when the
+// map read is older than the change this call saw, or when no master serves slot.
 func (r *replicaSync) masterOf(ctx context.Context, slot uint16) string {
 	m := r.slots.Load()
-	if m == nil || m.epoch != r.epoch.Load() {
-		if !r.slotsMu.TryLock() {
+	if epoch := r.epoch.Load(); m == nil || m.epoch != epoch {
+		if m = r.readSlots(ctx); m == nil || m.epoch < epoch {
 			return ""
-		}
-		defer r.slotsMu.Unlock()
-		if m = r.slots.Load(); m == nil || m.epoch != r.epoch.Load() {
-			epoch := r.epoch.Load()
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), slotMapTimeout)
-			defer cancel()
-			addrs, err := slotmap.Read(rctx, r.rc)
-			if err != nil {
-				r.log.Debug("rlock: could not read the cluster's slot map; replica sync calls are made one by one", "error", err)
-				return ""
-			}
-			m = &slotMap{addrs: addrs, epoch: epoch}
-			r.slots.Store(m)
 		}
 	}
 	return m.addrs[slot]
+}
+
+// readSlots reads the slot map, or waits for the read that another call started, and
+// returns the map then stored (nil when none ever was, or when ctx ended first).
+func (r *replicaSync) readSlots(ctx context.Context) *slotMap {
+	r.slotsMu.Lock()
+	done := r.reading
+	if done == nil {
+		done = make(chan struct{})
+		r.reading = done
+		r.slotsMu.Unlock()
+		epoch := r.epoch.Load()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), slotMapTimeout)
+		addrs, err := slotmap.Read(rctx, r.rc)
+		cancel()
+		if err != nil {
+			r.log.Debug("rlock: could not read the cluster's slot map; replica sync calls are made one by one", "error", err)
+		} else {
+			r.slots.Store(&slotMap{addrs: addrs, epoch: epoch})
+		}
+		r.slotsMu.Lock()
+		r.reading = nil
+		r.slotsMu.Unlock()
+		close(done)
+	} else {
+		r.slotsMu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return r.slots.Load()
 }

@@ -62,7 +62,8 @@ type replicaSync struct {
 
 	batchersMu sync.Mutex
 	batchers   map[string]*batcher // by master address ("" outside a cluster)
-	slotsMu    sync.Mutex          // held while the slot map is read
+	slotsMu    sync.Mutex
+	reading    chan struct{} // closed when the read of the slot map under way ends; guarded by slotsMu
 	slots      atomic.Pointer[slotMap]
 	sending    sync.WaitGroup // the goroutines that send batches which arrived during another
 }
