@@ -54,23 +54,31 @@ func TestWaiterScale(t *testing.T) {
 			t.Run(fmt.Sprintf("%d-waiters-%d-clients", n, clients), func(t *testing.T) {
 				srv := redistest.StartProcess(t, redistest.ProcessOptions{})
 				admin := srv.Client(t)
-				r := waiterScale(t, []rueidis.Client{admin}, func() rueidis.Client { return srv.Client(t) }, n, clients)
+				r := waiterScale(t, []rueidis.Client{admin}, func() rueidis.Client { return srv.Client(t) }, n, clients, rlock.Options{})
 				r.setup = "one server"
 				t.Logf("%s", r)
 				results = append(results, r)
 			})
 		}
-		t.Run(fmt.Sprintf("%d-waiters-cluster", n), func(t *testing.T) {
-			c := redistest.StartCluster(t)
-			var admins []rueidis.Client
-			for _, addr := range c.Addrs() {
-				admins = append(admins, c.NodeClient(t, addr))
-			}
-			r := waiterScale(t, admins, func() rueidis.Client { return c.Client(t) }, n, 1)
-			r.setup = "cluster (3 masters)"
-			t.Logf("%s", r)
-			results = append(results, r)
-		})
+		// A cluster client listens both ways by default (Java services' pub/sub unknown);
+		// the second row has its waiters listen with SSUBSCRIBE alone.
+		for _, mode := range []rlock.PubSubMode{rlock.PubSubAuto, rlock.PubSubSharded} {
+			setup := map[rlock.PubSubMode]string{
+				rlock.PubSubAuto:    "cluster (3 masters)",
+				rlock.PubSubSharded: "cluster (3 masters), waiters PubSubSharded",
+			}[mode]
+			t.Run(fmt.Sprintf("%d-waiters-cluster-pubsub%d", n, mode), func(t *testing.T) {
+				c := redistest.StartCluster(t)
+				var admins []rueidis.Client
+				for _, addr := range c.Addrs() {
+					admins = append(admins, c.NodeClient(t, addr))
+				}
+				r := waiterScale(t, admins, func() rueidis.Client { return c.Client(t) }, n, 1, rlock.Options{PubSub: mode})
+				r.setup = setup
+				t.Logf("%s", r)
+				results = append(results, r)
+			})
+		}
 	}
 	if jar, why := javaJar(t); jar == "" {
 		t.Log(why)
@@ -190,7 +198,9 @@ func (r scaleResult) String() string {
 		r.n, r.clients, r.errs, r.subscribeAll.Round(time.Millisecond), r.lastAfterRelease.Round(time.Millisecond), r.heapPer, r.stackPer, r.subPerAcq, r.unsubPerAcq)
 }
 
-func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Client, n, clients int) scaleResult {
+// waiterScale measures n waiters spread over clients Clients made with waiterOpts, against
+// a holder with the default Options.
+func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Client, n, clients int, waiterOpts rlock.Options) scaleResult {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	holderC, err := rlock.New(ctx, newRC(), rlock.Options{})
@@ -198,7 +208,7 @@ func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Cli
 	defer holderC.Close()
 	waiterCs := make([]*rlock.Client, clients)
 	for i := range waiterCs {
-		waiterCs[i], err = rlock.New(ctx, newRC(), rlock.Options{})
+		waiterCs[i], err = rlock.New(ctx, newRC(), waiterOpts)
 		require.NoError(t, err)
 		defer waiterCs[i].Close()
 	}
