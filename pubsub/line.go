@@ -542,14 +542,19 @@ func (l *line) refused(part []change, err error) {
 
 // lose records that the changes of batch were not made, the connection failing with err: a
 // subscription never confirmed fails with err (Subscribe returns it), every other live one
-// is queued to be made again.
+// is queued to be made again, and so is an unsubscription whose subscription is still on a
+// connection.
 func (l *line) lose(batch []change, err error) {
 	h := l.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ch := range batch {
 		switch b := ch.b; {
-		case b.finished || !ch.subscribe:
+		case b.finished:
+		case !ch.subscribe:
+			if b.onServer {
+				l.queueLocked(b)
+			}
 		case b.confirmations() == 0:
 			b.fail(err)
 		default:
