@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func shardSubscribers(t *testing.T, nodes map[string]rueidis.Client, channel str
 	return out
 }
 
-// sharedConnections returns how many connections of node nc hold sharded subscriptions.
+// shardedConnections returns how many connections of node nc hold sharded subscriptions.
 func shardedConnections(t *testing.T, nc rueidis.Client) int {
 	list, err := nc.Do(context.Background(), nc.B().ClientList().TypePubsub().Build()).ToString()
 	require.NoError(t, err)
@@ -62,19 +63,21 @@ func TestClusterShardedSubscriptionsShareAConnectionPerMaster(t *testing.T) {
 	defer closeAll(ws)
 	assert.Less(t, added, n/10, "a waiting channel costs no goroutine")
 
-	masters := map[string]bool{}
 	for _, i := range []int{0, n / 3, n / 2, n - 1} {
 		ch := channels[i]
 		master := cl.MasterOf(t, ch)
-		masters[master] = true
 		assert.Equal(t, map[string]int64{master: 1}, shardSubscribers(t, nodes, ch), "%s (slot %d) is subscribed on its master only", ch, keys.Slot(ch))
 		require.NoError(t, nodes[master].Do(context.Background(), nodes[master].B().Spublish().Channel(ch).Message("0").Build()).Error())
 		require.Eventually(t, func() bool { return woken(ws[i]) }, 5*time.Second, time.Millisecond, "the master's SPUBLISH reaches the waiter of %s", ch)
 	}
+	masters := mastersOf(t, nodes)
 	for addr, nc := range nodes {
-		assert.LessOrEqual(t, shardedConnections(t, nc), 1, "connections with sharded subscriptions on %s", addr)
+		want := 0
+		if slices.Contains(masters, addr) {
+			want = 1 // 300 channels of random slots: every master serves some
+		}
+		assert.Equal(t, want, shardedConnections(t, nc), "connections with sharded subscriptions on %s", addr)
 	}
-	require.NotEmpty(t, masters)
 
 	closeAll(ws)
 	require.Eventually(t, func() bool { return idle(s) }, 10*time.Second, time.Millisecond)
