@@ -160,3 +160,34 @@ func moveSlot(t *testing.T, cl *redistest.Cluster, nodes map[string]rueidis.Clie
 	}
 	require.Equal(t, to, cl.MasterOf(t, key))
 }
+
+// In a cluster, a client's classic subscriptions are on one node, any one, since every node
+// forwards every PUBLISH. When that node dies, they are made again on another live node: the
+// waiter is woken to re-check (a message may have been missed), and hears the next PUBLISH.
+func TestClusterClassicSubscriptionsMoveWhenTheirNodeDies(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	nodes := clusterNodes(t, cl)
+	s := newSubscriber(t, cl.Client(t), Classic)
+	ch := channelName()
+	ws := subscribeN(t, s, ch, 1, LockRule)
+	defer closeAll(ws)
+	on := func() []string {
+		var out []string
+		for addr, nc := range nodes {
+			if n, err := redistest.NumSubOf(context.Background(), nc, ch); err == nil && n > 0 {
+				out = append(out, addr)
+			}
+		}
+		return out
+	}
+	first := on()
+	require.Len(t, first, 1, "subscribed on one node")
+
+	cl.Kill(t, first[0])
+	delete(nodes, first[0])
+	require.Eventually(t, func() bool { return len(on()) == 1 }, 20*time.Second, 10*time.Millisecond,
+		"subscribed again on one live node")
+	require.NoError(t, ws[0].Wait(redistest.Context(t, testTimeout)), "woken once subscribed again")
+	live := on()[0] // the PUBLISH goes to the node the waiter is on; any other would forward it
+	requireWokenBy(t, nodes[live], ch, "0", func() bool { return woken(ws[0]) }, "a PUBLISH reaches the waiter")
+}
