@@ -191,3 +191,39 @@ func TestClusterClassicSubscriptionsMoveWhenTheirNodeDies(t *testing.T) {
 	live := on()[0] // the PUBLISH goes to the node the waiter is on; any other would forward it
 	requireWokenBy(t, nodes[live], ch, "0", func() bool { return woken(ws[0]) }, "a PUBLISH reaches the waiter")
 }
+
+// While a master is down, the sharded subscriptions to the other masters go on at once:
+// only the dead node waits between the line's tries.
+func TestClusterShardedSubscriptionsGoOnWhileAMasterIsDown(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	rc := cl.Client(t)
+	redistest.Require(t, rc, redistest.ShardedPubSub)
+	s := newSubscriber(t, cl.Client(t), Sharded)
+	onDead := channelName()
+	defer closeAll(subscribeN(t, s, onDead, 1, LockRule))
+	dead := cl.MasterOf(t, onDead)
+	var others []string // channels of the other masters' slots
+	for len(others) < 20 {
+		if ch := channelName(); cl.MasterOf(t, ch) != dead {
+			others = append(others, ch)
+		}
+	}
+
+	cl.Kill(t, dead)
+	killed := time.Now()
+	// Until the replica is promoted (about 2 s), the line keeps failing on the dead master's
+	// channel, pausing longer each time. Meanwhile subscriptions to the others, one after
+	// the other:
+	var slowest time.Duration
+	probes := 0
+	for time.Since(killed) < 2*time.Second {
+		ch := others[probes%len(others)]
+		start := time.Now()
+		ws := subscribeN(t, s, ch, 1, LockRule)
+		slowest = max(slowest, time.Since(start))
+		closeAll(ws)
+		probes++
+	}
+	t.Logf("%d subscriptions to live masters in the 2 s after the kill; the slowest took %v", probes, slowest)
+	assert.Less(t, slowest, 500*time.Millisecond, "the slowest subscription to a live master while one was down")
+}

@@ -39,7 +39,8 @@ const (
 // When a connection is lost, the line dials another and subscribes again every channel that
 // had been subscribed on it; the waiters are woken on that confirmation (sub.confirmed). In
 // a cluster, a sharded subscription also moves when its node ends it (its slot moved to
-// another master, or the master became a replica) or answers MOVED.
+// another master, or the master became a replica) or answers MOVED; a node that fails is
+// tried again after pauses of its own, while the other masters' changes go on.
 //
 // On a Sentinel client the line also follows failovers: a master that the sentinels
 // replaced may keep its connections for a while (it is still up, or is reconfigured as a
@@ -55,10 +56,12 @@ type line struct {
 	lost    chan *lineConn
 
 	// run's goroutine only
-	resp2 bool                 // the client speaks RESP2: batches end with a barrier
-	conns map[string]*lineConn // by node address; "" for a line that does not route
-	slots slotTable
-	done  <-chan struct{} // closed when the current run has returned
+	resp2  bool                 // the client speaks RESP2: batches end with a barrier
+	conns  map[string]*lineConn // by node address; "" for a line that does not route
+	slots  slotTable
+	down   map[string]*nodePause // a routing line's nodes that failed, each paused on its own
+	parked []*sub                // subscriptions routed to a paused node, queued again at its end
+	done   <-chan struct{}       // closed when the current run has returned
 
 	// guarded by h.mu
 	queue   []*sub // subscriptions whose state on the server is to change, in order
@@ -125,8 +128,11 @@ type change struct {
 
 func (l *line) run(ctx context.Context, exited chan struct{}) {
 	defer close(exited)
-	l.conns, l.slots, l.done = make(map[string]*lineConn), slotTable{}, exited
+	l.conns, l.slots, l.down, l.parked, l.done = make(map[string]*lineConn), slotTable{}, make(map[string]*nodePause), nil, exited
 	defer l.end()
+	resume := time.NewTimer(time.Hour)
+	resume.Stop()
+	defer resume.Stop()
 	// A round trip under way when the line stops is finished (bounded by unsubscribeTimeout),
 	// so that the changes it carries, the last waiters' unsubscriptions among them, are applied.
 	sendCtx, cancelSend := context.WithCancel(context.Background())
@@ -147,6 +153,9 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		case <-follow:
 			l.moveIfMoved()
 			continue
+		case <-resume.C:
+			l.unpark()
+			continue
 		default:
 		}
 		batch := l.take()
@@ -159,10 +168,15 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 				l.drop(c, nil, nil)
 			case <-follow:
 				l.moveIfMoved()
+			case <-resume.C:
+				l.unpark()
 			}
 			continue
 		}
 		confirmed, failed, err := l.sendAll(sendCtx, batch)
+		if len(l.parked) > 0 {
+			resume.Reset(time.Until(l.nextResume()))
+		}
 		if err != nil {
 			if !l.pause(ctx, retry, follow, failed) {
 				return
@@ -176,9 +190,10 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 }
 
 // sendAll applies batch, each change on the connection of its node, and reports whether a
-// subscription was confirmed. When a connection failed, or a node asked to try later, it
-// returns that error and the nodes of the failed connection (lineConn.nodes): the line
-// pauses before the changes still to make are sent again.
+// subscription was confirmed. When the line's connection failed, it returns that error and
+// the nodes of the failed connection (lineConn.nodes): the line pauses before the changes
+// still to make are sent again. A routing line pauses only the node that failed, or that
+// asked to try later (pauseNode): the changes routed to it wait (park), the others go.
 func (l *line) sendAll(ctx context.Context, batch []change) (confirmed bool, failed string, err error) {
 	parts, err := l.byNode(ctx, batch)
 	if err != nil {
@@ -187,28 +202,93 @@ func (l *line) sendAll(ctx context.Context, batch []change) (confirmed bool, fai
 	}
 	for _, part := range parts {
 		addr := part[0].node
+		if l.paused(addr) {
+			l.park(part)
+			continue
+		}
 		c := l.conns[addr]
 		if c == nil {
 			var derr error
-			if c, derr = l.dial(addr); derr != nil {
+			if c, derr = l.dial(addr); derr != nil { // a routing line's only: a node rueidis does not know
 				l.slots.stale = true
 				l.lose(part, derr)
 				l.loseNode(addr)
-				failed, err = "", derr
+				l.pauseNode(addr)
 				continue
 			}
 		}
 		ok, later, perr := l.send(ctx, c, part, lineChannelsPerCommand)
 		confirmed = confirmed || ok
 		switch {
+		case perr != nil && l.route:
+			l.drop(c, part, perr)
+			l.pauseNode(addr)
 		case perr != nil:
 			failed, err = c.nodes, perr
 			l.drop(c, part, perr)
 		case later != nil:
-			err = later
+			l.pauseNode(addr)
+		default:
+			delete(l.down, addr)
 		}
 	}
 	return confirmed, failed, err
+}
+
+// nodePause is a routing line's pause of one node after a failure: until, growing by retry
+// while the node keeps failing.
+type nodePause struct {
+	until time.Time
+	retry *backoff.Backoff
+}
+
+// pauseNode pauses addr, a routing line's node that failed, for its next backoff delay.
+func (l *line) pauseNode(addr string) {
+	p := l.down[addr]
+	if p == nil {
+		p = &nodePause{retry: backoff.New(retryMin, retryMax)}
+		l.down[addr] = p
+	}
+	p.until = time.Now().Add(p.retry.Next())
+}
+
+// paused reports whether addr is a paused node of a routing line.
+func (l *line) paused(addr string) bool {
+	p := l.down[addr]
+	return p != nil && time.Now().Before(p.until)
+}
+
+// park keeps the subscriptions of part, routed to a paused node, until the earliest pause
+// ends (nextResume); they are then queued again and routed afresh (unpark).
+func (l *line) park(part []change) {
+	for _, ch := range part {
+		l.parked = append(l.parked, ch.b)
+	}
+}
+
+// nextResume returns when the earliest node pause still to come ends (now when none is).
+func (l *line) nextResume() time.Time {
+	now := time.Now()
+	var next time.Time
+	for _, p := range l.down {
+		if p.until.After(now) && (next.IsZero() || p.until.Before(next)) {
+			next = p.until
+		}
+	}
+	if next.IsZero() {
+		return now
+	}
+	return next
+}
+
+// unpark queues again the parked subscriptions.
+func (l *line) unpark() {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	for _, b := range l.parked {
+		l.queueLocked(b)
+	}
+	l.parked = nil
 }
 
 // byNode returns batch in parts, one per connection, in order. Outside a routing line that
@@ -620,6 +700,6 @@ func (l *line) end() {
 	for _, b := range l.queue {
 		b.queued = false
 	}
-	l.queue = nil
+	l.queue, l.parked = nil, nil
 	l.running = false
 }
