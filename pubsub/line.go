@@ -124,6 +124,7 @@ type change struct {
 	b         *sub
 	subscribe bool   // SUBSCRIBE; UNSUBSCRIBE otherwise
 	node      string // the connection it goes to (see lineConn.addr)
+	slot      uint16 // its channel's hash slot, in a routing line (set by byNode)
 }
 
 func (l *line) run(ctx context.Context, exited chan struct{}) {
@@ -305,8 +306,9 @@ func (l *line) byNode(ctx context.Context, batch []change) ([][]change, error) {
 	var order []string
 	parts := make(map[string][]change)
 	for _, ch := range batch {
+		ch.slot = keys.Slot(ch.b.key.channel)
 		if ch.subscribe {
-			ch.node = l.slots.owner(ch.b.key.channel)
+			ch.node = l.slots.owner(ch.slot)
 		}
 		if _, ok := parts[ch.node]; !ok {
 			order = append(order, ch.node)
@@ -319,7 +321,7 @@ func (l *line) byNode(ctx context.Context, batch []change) ([][]change, error) {
 		// A node takes the channels of one slot per command; the changes of one channel
 		// keep their order.
 		slices.SortStableFunc(part, func(a, b change) int {
-			return cmp.Compare(keys.Slot(a.b.key.channel), keys.Slot(b.b.key.channel))
+			return cmp.Compare(a.slot, b.slot)
 		})
 		out = append(out, part)
 	}
@@ -522,7 +524,7 @@ func (l *line) redirected(part []change, re *rueidis.RedisError) bool {
 		return false
 	}
 	if moved {
-		l.slots.move(keys.Slot(part[0].b.key.channel), addr)
+		l.slots.move(part[0].slot, addr)
 	}
 	h := l.h
 	h.mu.Lock()
@@ -549,7 +551,7 @@ func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand i
 	for start := 0; start < len(batch); {
 		end := start + 1
 		for end < len(batch) && end-start < perCommand && batch[end].subscribe == batch[start].subscribe &&
-			(!l.route || keys.Slot(batch[end].b.key.channel) == keys.Slot(batch[start].b.key.channel)) {
+			(!l.route || batch[end].slot == batch[start].slot) {
 			end++
 		}
 		part := batch[start:end]
@@ -565,7 +567,7 @@ func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand i
 	case !l.resp2:
 		cmds = append(cmds, dc.B().Ping().Build())
 	case last.subscribe && l.route:
-		cmds = append(cmds, l.command(dc, false, []string{barrierOf(keys.Slot(last.b.key.channel))}))
+		cmds = append(cmds, l.command(dc, false, []string{barrierOf(last.slot)}))
 	case last.subscribe:
 		cmds = append(cmds, l.command(dc, false, []string{barrierChannel}))
 	}
@@ -674,7 +676,7 @@ func (l *line) end() {
 		for key, b := range m {
 			if key.sharded == l.sharded && b.onServer && l.conns[b.node] != nil {
 				b.onServer = false // so that its confirmation is not taken for the server's (endedByServer)
-				byNode[b.node] = append(byNode[b.node], change{b: b, node: b.node})
+				byNode[b.node] = append(byNode[b.node], change{b: b, node: b.node, slot: keys.Slot(b.key.channel)})
 			}
 		}
 	}

@@ -32,8 +32,8 @@ func (t *slotTable) load(ctx context.Context, client rueidis.Client) error {
 	return nil
 }
 
-// owner returns the master of channel's slot, "" when the table names none.
-func (t *slotTable) owner(channel string) string { return t.masters[keys.Slot(channel)] }
+// owner returns the master of slot, "" when the table names none.
+func (t *slotTable) owner(slot uint16) string { return t.masters[slot] }
 
 // move records a MOVED reply: slot is served by addr.
 func (t *slotTable) move(slot uint16, addr string) {
