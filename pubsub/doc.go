@@ -16,7 +16,9 @@
 // waiting on a lock of its own, take under 2 KB of heap each (docs/BENCHMARKS.md). In a
 // cluster, classic subscriptions are on any one node, since every node forwards every
 // PUBLISH; a sharded one moves when its slot moves to another master (the old master ends
-// it) or a node answers MOVED.
+// it) or a node answers MOVED. A master that hangs or fails holds up only the subscriptions
+// routed to it: the round trip to each master runs on a goroutine of its own, and a failed
+// node is tried again after pauses of its own.
 //
 // Each lock type states its wake rule when it subscribes: a Rule maps a message to the
 // waiters it wakes (WakeN, WakeAll, WakeNone), and the waiters of one Subscriber on one

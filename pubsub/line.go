@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -29,8 +30,9 @@ const (
 // line keeps the subscriptions of one kind (classic or sharded) of a hub on connections of
 // its own: one connection, or, for the sharded subscriptions of a Redis Cluster, one per
 // master, each channel on the master of its slot (slotTable). One goroutine sends every
-// change: the subscriptions that waiters opened or left while its previous round trip was
-// on the wire go out together, as SUBSCRIBE and UNSUBSCRIBE commands of many channels each,
+// change (a routing line's round trip to each master from a goroutine of its own, so that a
+// node that hangs holds up no other: see dispatch): the subscriptions that waiters opened
+// or left while its previous round trip was on the wire go out together, as SUBSCRIBE and UNSUBSCRIBE commands of many channels each,
 // whose results come back once the server has applied them all (see commands). Messages
 // arrive through the connections' hooks. So a waiting channel costs a map entry, not a
 // goroutine and a receive buffer, and subscribing many channels at once costs a few round
@@ -54,13 +56,16 @@ type line struct {
 	follow  bool          // the client is a Sentinel client: see moveIfMoved
 	kick    chan struct{} // one slot: the queue has work
 	lost    chan *lineConn
+	results chan nodeResult // a routing line's round trips to its nodes, as they end
+	resp2   atomic.Bool     // the client speaks RESP2: batches end with a barrier
 
 	// run's goroutine only
-	resp2  bool                 // the client speaks RESP2: batches end with a barrier
 	conns  map[string]*lineConn // by node address; "" for a line that does not route
-	slots  slotTable
+	slots  *slotTable
 	down   map[string]*nodePause // a routing line's nodes that failed, each paused on its own
 	parked []*sub                // subscriptions routed to a paused node, queued again at its end
+	busy   map[string][]*sub     // a routing line's nodes with a round trip under way, each with the subscriptions held back until it ends
+	flying map[*sub]string       // the subscriptions in those round trips, with their node
 	done   <-chan struct{}       // closed when the current run has returned
 
 	// guarded by h.mu
@@ -74,10 +79,11 @@ func newLine(h *hub, sharded bool) *line {
 	mode := h.client.Mode()
 	return &line{
 		h: h, sharded: sharded,
-		route:  sharded && mode == rueidis.ClientModeCluster,
-		follow: mode == rueidis.ClientModeSentinel,
-		kick:   make(chan struct{}, 1),
-		lost:   make(chan *lineConn),
+		route:   sharded && mode == rueidis.ClientModeCluster,
+		follow:  mode == rueidis.ClientModeSentinel,
+		kick:    make(chan struct{}, 1),
+		lost:    make(chan *lineConn),
+		results: make(chan nodeResult),
 	}
 }
 
@@ -116,7 +122,8 @@ func (l *line) stopLocked() <-chan struct{} {
 type lineConn struct {
 	addr  string // its node in a routing line; "" otherwise
 	dc    rueidis.DedicatedClient
-	nodes string // the client's nodes when it was dialed (see nodes)
+	nodes string       // the client's nodes when it was dialed (see nodes)
+	gone  <-chan error // closed when the connection is lost
 }
 
 // change is one subscription's change sent to the server.
@@ -129,7 +136,8 @@ type change struct {
 
 func (l *line) run(ctx context.Context, exited chan struct{}) {
 	defer close(exited)
-	l.conns, l.slots, l.down, l.parked, l.done = make(map[string]*lineConn), slotTable{}, make(map[string]*nodePause), nil, exited
+	l.conns, l.slots, l.down, l.parked, l.done = make(map[string]*lineConn), &slotTable{}, make(map[string]*nodePause), nil, exited
+	l.busy, l.flying = make(map[string][]*sub), make(map[*sub]string)
 	defer l.end()
 	resume := time.NewTimer(time.Hour)
 	resume.Stop()
@@ -139,6 +147,7 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 	sendCtx, cancelSend := context.WithCancel(context.Background())
 	defer cancelSend()
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(unsubscribeTimeout, cancelSend) })()
+	defer l.awaitNodes()
 	retry := backoff.New(retryMin, retryMax)
 	var follow <-chan time.Time
 	if l.follow {
@@ -157,6 +166,11 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 		case <-resume.C:
 			l.unpark()
 			continue
+		case r := <-l.results:
+			if l.settle(r) {
+				retry = backoff.New(retryMin, retryMax)
+			}
+			continue
 		default:
 		}
 		batch := l.take()
@@ -171,6 +185,10 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 				l.moveIfMoved()
 			case <-resume.C:
 				l.unpark()
+			case r := <-l.results:
+				if l.settle(r) {
+					retry = backoff.New(retryMin, retryMax)
+				}
 			}
 			continue
 		}
@@ -190,50 +208,124 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 	}
 }
 
-// sendAll applies batch, each change on the connection of its node, and reports whether a
-// subscription was confirmed. When the line's connection failed, it returns that error and
-// the nodes of the failed connection (lineConn.nodes): the line pauses before the changes
-// still to make are sent again. A routing line pauses only the node that failed, or that
-// asked to try later (pauseNode): the changes routed to it wait (park), the others go.
+// sendAll applies batch and reports whether a subscription was confirmed. A line that does
+// not route sends it on its connection; when that failed, sendAll returns the error and the
+// nodes of the failed connection (lineConn.nodes), and the line pauses before the changes
+// still to make are sent again. A routing line sends each node's part from a goroutine of
+// its own (dispatch) and learns the outcome later (settle); only a slot table it could not
+// read is its error here.
 func (l *line) sendAll(ctx context.Context, batch []change) (confirmed bool, failed string, err error) {
 	parts, err := l.byNode(ctx, batch)
 	if err != nil {
 		l.lose(batch, err)
 		return false, "", err
 	}
-	for _, part := range parts {
-		addr := part[0].node
-		if l.paused(addr) {
-			l.park(part)
-			continue
+	if l.route {
+		for _, part := range parts {
+			l.dispatch(ctx, part)
 		}
-		c := l.conns[addr]
-		if c == nil {
-			var derr error
-			if c, derr = l.dial(addr); derr != nil { // a routing line's only: a node rueidis does not know
-				l.slots.stale = true
-				l.lose(part, derr)
-				l.loseNode(addr)
-				l.pauseNode(addr)
-				continue
-			}
+		return false, "", nil
+	}
+	c := l.conns[""]
+	if c == nil {
+		c, _ = l.dial("") // only a routing line's dial fails
+		l.conns[""] = c
+	}
+	confirmed, _, err = l.send(ctx, c, parts[0], lineChannelsPerCommand)
+	if err != nil {
+		l.drop(c, parts[0], err)
+		return confirmed, c.nodes, err
+	}
+	return confirmed, "", nil
+}
+
+// nodeResult is the outcome of a routing line's round trip to one node (dispatch).
+type nodeResult struct {
+	addr      string
+	c         *lineConn // the connection it went on; nil when none could be had
+	dialed    bool      // c is new, not yet among the line's connections
+	part      []change
+	confirmed bool
+	later     error // see send
+	err       error // c failed; or, c nil, the node is not one rueidis knows
+}
+
+// dispatch sends part, the changes routed to one node, from a goroutine of its own, dialing
+// the node first if the line has no connection to it, and hands the outcome to run (settle).
+// So a node that does not answer (stopped, cut off) holds up only its own changes: while its
+// round trip is under way, the changes routed to it are held back (busy, flying), and the
+// other nodes' go out. Changes routed to a paused node wait for its pause to end (park).
+func (l *line) dispatch(ctx context.Context, part []change) {
+	addr := part[0].node
+	if l.paused(addr) {
+		l.park(part)
+		return
+	}
+	if held, busy := l.busy[addr]; busy {
+		for _, ch := range part {
+			held = append(held, ch.b)
 		}
-		ok, later, perr := l.send(ctx, c, part, lineChannelsPerCommand)
-		confirmed = confirmed || ok
-		switch {
-		case perr != nil && l.route:
-			l.drop(c, part, perr)
-			l.pauseNode(addr)
-		case perr != nil:
-			failed, err = c.nodes, perr
-			l.drop(c, part, perr)
-		case later != nil:
-			l.pauseNode(addr)
+		l.busy[addr] = held
+		return
+	}
+	l.busy[addr] = nil
+	for _, ch := range part {
+		l.flying[ch.b] = addr
+	}
+	r := nodeResult{addr: addr, c: l.conns[addr], part: part}
+	go func() {
+		if r.c == nil {
+			r.c, r.err = l.dial(addr)
+			r.dialed = r.c != nil
+		}
+		if r.c != nil {
+			r.confirmed, r.later, r.err = l.send(ctx, r.c, part, lineChannelsPerCommand)
+		}
+		l.results <- r
+	}()
+}
+
+// settle applies on run's goroutine the outcome of a round trip that dispatch sent, and
+// queues again the changes held back meanwhile. A node that failed, or asked to try later,
+// is paused (pauseNode). It reports whether a subscription was confirmed.
+func (l *line) settle(r nodeResult) bool {
+	held := l.busy[r.addr]
+	delete(l.busy, r.addr)
+	for _, ch := range r.part {
+		delete(l.flying, ch.b)
+	}
+	if r.dialed {
+		l.conns[r.addr] = r.c
+		select {
+		case <-r.c.gone: // lost before it was among the line's connections: run passed its signal over
+			r.err = cmp.Or(r.err, errors.New("pubsub: connection lost"))
 		default:
-			delete(l.down, addr)
 		}
 	}
-	return confirmed, failed, err
+	switch {
+	case r.c == nil: // a node rueidis does not know
+		l.slots.stale = true
+		l.lose(r.part, r.err)
+		l.loseNode(r.addr)
+		l.pauseNode(r.addr)
+	case r.err != nil:
+		l.drop(r.c, r.part, r.err)
+		l.pauseNode(r.addr)
+	case r.later != nil:
+		l.pauseNode(r.addr)
+	default:
+		delete(l.down, r.addr)
+	}
+	l.requeue(held)
+	return r.confirmed
+}
+
+// awaitNodes waits for the round trips under way to end, and settles them: the line is
+// stopping (their context ends unsubscribeTimeout after the line's).
+func (l *line) awaitNodes() {
+	for len(l.busy) > 0 {
+		l.settle(<-l.results)
+	}
 }
 
 // nodePause is a routing line's pause of one node after a failure: until, growing by retry
@@ -260,36 +352,49 @@ func (l *line) paused(addr string) bool {
 }
 
 // park keeps the subscriptions of part, routed to a paused node, until the earliest pause
-// ends (nextResume); they are then queued again and routed afresh (unpark).
+// ends, or for parkedRecheck at most (nextResume); they are then queued again and routed
+// afresh, by a slot table read again (unpark): once a failed master's replica is promoted,
+// its slots' subscriptions go to it without waiting for the dead node's pause to end.
 func (l *line) park(part []change) {
 	for _, ch := range part {
 		l.parked = append(l.parked, ch.b)
 	}
 }
 
-// nextResume returns when the earliest node pause still to come ends (now when none is).
+// parkedRecheck bounds how long subscriptions routed to a paused node wait before they are
+// routed again (park).
+const parkedRecheck = 250 * time.Millisecond
+
+// nextResume returns when the parked subscriptions are to be routed again: when the
+// earliest node pause still to come ends, parkedRecheck from now at the latest.
 func (l *line) nextResume() time.Time {
 	now := time.Now()
-	var next time.Time
+	next := now.Add(parkedRecheck)
 	for _, p := range l.down {
-		if p.until.After(now) && (next.IsZero() || p.until.Before(next)) {
+		if p.until.After(now) && p.until.Before(next) {
 			next = p.until
 		}
-	}
-	if next.IsZero() {
-		return now
 	}
 	return next
 }
 
-// unpark queues again the parked subscriptions.
+// unpark queues again the parked subscriptions, to be routed by a slot table read again.
 func (l *line) unpark() {
+	l.slots.stale = true
+	l.requeue(l.parked)
+	l.parked = nil
+}
+
+// requeue queues subs again.
+func (l *line) requeue(subs []*sub) {
+	if len(subs) == 0 {
+		return
+	}
 	l.h.mu.Lock()
 	defer l.h.mu.Unlock()
-	for _, b := range l.parked {
+	for _, b := range subs {
 		l.queueLocked(b)
 	}
-	l.parked = nil
 }
 
 // byNode returns batch in parts, one per connection, in order. Outside a routing line that
@@ -329,16 +434,16 @@ func (l *line) byNode(ctx context.Context, batch []change) ([][]change, error) {
 }
 
 // drop closes c, which is lost (with err, while batch was being sent on it), and queues its
-// subscriptions to be made again (lose, loseNode). A connection the line no longer uses is
-// left alone.
+// subscriptions to be made again (lose, loseNode). A connection the line no longer uses
+// has been dropped already: only batch is queued again.
 func (l *line) drop(c *lineConn, batch []change, err error) {
+	l.lose(batch, err)
 	if l.conns[c.addr] != c {
 		return
 	}
 	delete(l.conns, c.addr)
 	c.dc.Close()
 	l.slots.stale = true
-	l.lose(batch, err)
 	l.loseNode(c.addr)
 }
 
@@ -373,8 +478,9 @@ func (l *line) pause(ctx context.Context, retry *backoff.Backoff, follow <-chan 
 }
 
 // dial returns a new connection to addr (see lineConn.addr) whose messages reach the hub's
-// waiters. The client's nodes are read before the connection is taken, so that a failover
-// in between makes the next check move the line rather than hide the change.
+// waiters; the caller adds it to the line's connections. The client's nodes are read before
+// the connection is taken, so that a failover in between makes the next check move the line
+// rather than hide the change. A routing line dials from dispatch's goroutine.
 func (l *line) dial(addr string) (*lineConn, error) {
 	client := l.h.client
 	if l.route {
@@ -392,15 +498,15 @@ func (l *line) dial(addr string) (*lineConn, error) {
 			}
 		}
 	}
-	lost, done := c.dc.SetPubSubHooks(hooks), l.done
+	c.gone = c.dc.SetPubSubHooks(hooks)
+	done := l.done
 	go func() {
-		<-lost
+		<-c.gone
 		select {
 		case l.lost <- c:
 		case <-done:
 		}
 	}()
-	l.conns[addr] = c
 	return c, nil
 }
 
@@ -453,8 +559,11 @@ func (l *line) take() []change {
 		b := l.queue[n]
 		b.queued = false
 		live := h.live[b.key] == b
+		addr, flying := l.flying[b]
 		switch {
 		case b.finished:
+		case flying: // its round trip is under way: it is looked at again when that ends
+			l.busy[addr] = append(l.busy[addr], b)
 		case live && !b.onServer:
 			out = append(out, change{b: b, subscribe: true})
 		case !live && b.onServer:
@@ -476,8 +585,8 @@ func (l *line) take() []change {
 func (l *line) send(ctx context.Context, c *lineConn, batch []change, perCommand int) (confirmed bool, later, err error) {
 	cmds, parts := l.commands(c.dc, batch, perCommand)
 	res := c.dc.DoMulti(ctx, cmds...)
-	if !l.resp2 && len(res) > 0 && errors.Is(res[0].Error(), rueidis.ErrRESP2PubSubMixed) {
-		l.resp2 = true // refused before anything was sent
+	if !l.resp2.Load() && len(res) > 0 && errors.Is(res[0].Error(), rueidis.ErrRESP2PubSubMixed) {
+		l.resp2.Store(true) // refused before anything was sent
 		cmds, parts = l.commands(c.dc, batch, perCommand)
 		res = c.dc.DoMulti(ctx, cmds...)
 	}
@@ -564,7 +673,7 @@ func (l *line) commands(dc rueidis.DedicatedClient, batch []change, perCommand i
 		start = end
 	}
 	switch last := batch[len(batch)-1]; {
-	case !l.resp2:
+	case !l.resp2.Load():
 		cmds = append(cmds, dc.B().Ping().Build())
 	case last.subscribe && l.route:
 		cmds = append(cmds, l.command(dc, false, []string{barrierOf(last.slot)}))

@@ -3,6 +3,7 @@ package pubsub
 import (
 	"context"
 	"strconv"
+	"sync"
 
 	"github.com/redis/rueidis"
 
@@ -13,30 +14,44 @@ import (
 // slotTable names the master of each hash slot of a Redis Cluster, for the sharded
 // subscriptions of a line: CLUSTER SLOTS, corrected slot by slot by the MOVED replies the
 // line gets. It is read again when it may have gone out of date: a connection to a node was
-// lost, or a node ended a subscription itself (a slot moved).
+// lost, or a node ended a subscription itself (a slot moved). Its line's goroutine reads
+// it; the round trips it sends to the nodes record MOVED replies in it (move).
 type slotTable struct {
+	stale bool // to be read again before the next subscription is routed
+
+	mu      sync.Mutex
 	masters []string // by slot; nil until read
-	stale   bool     // to be read again before the next subscription is routed
 }
 
 // load reads the table again from the cluster behind client when it is missing or stale.
 func (t *slotTable) load(ctx context.Context, client rueidis.Client) error {
-	if t.masters != nil && !t.stale {
+	t.mu.Lock()
+	read := t.masters != nil
+	t.mu.Unlock()
+	if read && !t.stale {
 		return nil
 	}
 	masters, err := slotmap.Read(ctx, client)
 	if err != nil {
 		return err
 	}
+	t.mu.Lock()
 	t.masters, t.stale = masters, false
+	t.mu.Unlock()
 	return nil
 }
 
 // owner returns the master of slot, "" when the table names none.
-func (t *slotTable) owner(slot uint16) string { return t.masters[slot] }
+func (t *slotTable) owner(slot uint16) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.masters[slot]
+}
 
 // move records a MOVED reply: slot is served by addr.
 func (t *slotTable) move(slot uint16, addr string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.masters != nil {
 		t.masters[slot] = addr
 	}

@@ -6,23 +6,34 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/internal/keys"
 )
 
+// askTimeout bounds Read's wait for one node's answer.
+const askTimeout = time.Second
+
 // ErrNoNode is Read's error when the client knows no node to ask.
 var ErrNoNode = errors.New("slotmap: the cluster client knows no node")
 
 // Read returns the master address of each hash slot of the cluster behind client, in the
 // form client.Nodes uses for its keys: "" for a slot that no master serves. It asks the
-// nodes client.Nodes lists, one after the other, until one answers CLUSTER SLOTS.
+// nodes client.Nodes lists, one after the other, until one answers CLUSTER SLOTS, each for
+// at most askTimeout (a node that hangs is passed over), all within ctx.
 func Read(ctx context.Context, client rueidis.Client) ([]string, error) {
 	err := ErrNoNode
 	for addr, node := range client.Nodes() {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		actx, cancel := context.WithTimeout(ctx, askTimeout)
 		var reply []rueidis.RedisMessage
-		if reply, err = node.Do(ctx, node.B().ClusterSlots().Build()).ToArray(); err == nil {
+		reply, err = node.Do(actx, node.B().ClusterSlots().Build()).ToArray()
+		cancel()
+		if err == nil {
 			host, _, _ := net.SplitHostPort(addr)
 			return Parse(reply, host), nil
 		}
