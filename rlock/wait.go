@@ -64,7 +64,7 @@ func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, clas
 		sctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	w, err := c.subs.SubscribeClass(sctx, channel, class, rule)
+	w, err := c.subscribe(sctx, channel, class, rule)
 	if err != nil {
 		return waitError(ctx, err)
 	}
@@ -101,6 +101,19 @@ func (c *Client) waitForClass(ctx context.Context, wait waitBound, channel, clas
 		run.slept(time.Since(slept), woken && err == nil)
 		if err != nil {
 			return waitError(ctx, err)
+		}
+	}
+}
+
+// subscribe subscribes a waiter to channel, riding out connection errors as a waiter's
+// tries do (lostConnection): in a cluster, a subscription asked for while its master fails
+// over fails until the client has the new master.
+func (c *Client) subscribe(ctx context.Context, channel, class string, rule pubsub.Rule) (*pubsub.Waiter, error) {
+	var lost lostConnection
+	for {
+		w, err := c.subs.SubscribeClass(ctx, channel, class, rule)
+		if err == nil || errors.Is(err, pubsub.ErrClosed) || !lost.rideOut(err) || !lost.wait(ctx) {
+			return w, err
 		}
 	}
 }
