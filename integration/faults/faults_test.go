@@ -192,6 +192,35 @@ func TestF6CutSubscription(t *testing.T) {
 	require.NoError(t, lb.Unlock(waiter))
 }
 
+// F6, at the subscription's start: the connection of a waiter's first subscription is cut
+// as the subscription is made (its SUBSCRIBE delivered, the reply lost). The subscription
+// fails; the waiter asks for it again, as it tries again after a try lost to the
+// connection, rather than returning the error, and acquires once the holder releases.
+func TestF6CutFirstSubscription(t *testing.T) {
+	srv := redistest.Shared(t)
+	rc := srv.Client(t)
+	name := redistest.Name(t)
+	la := rlocktest.NewClient(t, srv.Client(t), rlock.Options{}).NewLock(name)
+	p, prc := proxied(t, srv.Addr)
+	lb := rlocktest.NewClient(t, prc, rlock.Options{}).NewLock(name)
+	holder, waiter := ownerCtx(t, time.Minute), ownerCtx(t, time.Minute)
+	require.NoError(t, la.LockFor(holder, 10*time.Second))
+	ch := "redisson_lock__channel:{" + name + "}"
+	p.CutAfterRequest(ch) // only the waiter's SUBSCRIBE names the channel on that proxy
+	got := make(chan error, 1)
+	go func() { got <- lb.Lock(waiter) }()
+	require.Eventually(t, func() bool { return redistest.NumSub(t, rc, ch) == 1 }, 10*time.Second, time.Millisecond,
+		"the waiter subscribed again")
+	require.NoError(t, la.Unlock(holder))
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the waiter's Lock")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not acquire within 10 s of the release")
+	}
+	require.NoError(t, lb.Unlock(waiter))
+}
+
 // F7: the reply of a delivered request is lost (the connection is cut right after the
 // request). A lost unlock reply is retried with the same request id: a full release (the
 // owner's last hold), which writes no latch, finds its field gone and reports success; a
