@@ -163,10 +163,7 @@ func (c *Client) goBackground(f func()) bool {
 		return false
 	}
 	c.bg.Add(1)
-	c.workers.run(func() {
-		defer c.bg.Done()
-		f()
-	})
+	c.workers.run(f, &c.bg)
 	return true
 }
 

@@ -19,11 +19,11 @@ var errNoReplyInTime = errors.New("rlock: no reply from Redis within ReleaseTime
 // cancellation, and a deadline of its own, rounded up to a grain that grows with how far
 // away it is (at least 10 ms, under 4% of the time left; see roundUp), so that the
 // contexts whose deadlines fall in one grain share one Done channel and one timer
-// (sharedDone). A detached context costs two allocations (itself and
-// context.WithoutCancel), and its Done none in the common case: rueidis asks for Done on
-// every pipelined request.
+// (sharedDone). A detached context costs one allocation, two when its parent can be
+// canceled (context.WithoutCancel), and its Done none in the common case: rueidis asks for
+// Done on every pipelined request.
 type detached struct {
-	parent   context.Context // context.WithoutCancel of the caller's: values only
+	parent   context.Context // the caller's, without its cancellation: values only
 	deadline time.Time       // rounded up to its grain
 
 	mu   sync.Mutex
@@ -42,7 +42,10 @@ func detachAt(parent context.Context, deadline time.Time) *detached {
 	if latest := time.Now().Add(maxDetached); deadline.After(latest) {
 		deadline = latest
 	}
-	return &detached{parent: context.WithoutCancel(parent), deadline: roundUp(deadline)}
+	if parent.Done() != nil { // else it never ends, and its values are all it has to give
+		parent = context.WithoutCancel(parent)
+	}
+	return &detached{parent: parent, deadline: roundUp(deadline)}
 }
 
 // maxDetached bounds how long a detached request may wait, whatever its caller's deadline

@@ -15,39 +15,54 @@ const workerIdle = time.Second
 // and growing a new one per request, which on a busy machine is a measurable part of a
 // group's round trip. The zero value is not usable: see newWorkers.
 type workers struct {
-	tasks   chan func()
+	tasks   chan task
 	quit    chan struct{}
 	wg      sync.WaitGroup
 	started atomic.Int64 // workers started so far
 }
 
 func newWorkers() *workers {
-	return &workers{tasks: make(chan func()), quit: make(chan struct{})}
+	return &workers{tasks: make(chan task), quit: make(chan struct{})}
 }
 
-// run runs f on an idle worker, or on a new one when none is idle. It must not be called
-// after (or concurrently with) close.
-func (w *workers) run(f func()) {
+// task is a function for a worker, and the WaitGroup (nil: none) marked Done after it.
+type task struct {
+	f    func()
+	done *sync.WaitGroup
+}
+
+// do runs t.f, then marks t.done Done.
+func (t task) do() {
+	if t.done != nil {
+		defer t.done.Done()
+	}
+	t.f()
+}
+
+// run runs f on an idle worker, or on a new one when none is idle, and then marks done
+// Done unless it is nil. It must not be called after (or concurrently with) close.
+func (w *workers) run(f func(), done *sync.WaitGroup) {
+	t := task{f, done}
 	select {
-	case w.tasks <- f:
+	case w.tasks <- t:
 	default:
 		w.wg.Add(1)
 		w.started.Add(1)
-		go w.work(f)
+		go w.work(t)
 	}
 }
 
-// work runs f, then the functions handed to it, until it has been idle for workerIdle or
-// the workers are closed.
-func (w *workers) work(f func()) {
+// work runs t, then the tasks handed to it, until it has been idle for workerIdle or the
+// workers are closed.
+func (w *workers) work(t task) {
 	defer w.wg.Done()
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
-		f()
+		t.do()
 		idle.Reset(workerIdle)
 		select {
-		case f = <-w.tasks:
+		case t = <-w.tasks:
 		case <-idle.C:
 			return
 		case <-w.quit:

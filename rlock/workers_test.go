@@ -15,7 +15,7 @@ func TestWorkersReuseGoroutines(t *testing.T) {
 	ran := 0
 	for range 100 {
 		done := make(chan struct{})
-		w.run(func() { ran++; close(done) })
+		w.run(func() { ran++; close(done) }, nil)
 		<-done
 	}
 	// A function handed out while the last worker is still on its way back to waiting
@@ -28,7 +28,7 @@ func TestWorkersReuseGoroutines(t *testing.T) {
 	var running sync.WaitGroup
 	running.Add(4)
 	for range 4 { // each blocks until released: four at once need four workers
-		w.run(func() { running.Done(); <-release })
+		w.run(func() { running.Done(); <-release }, nil)
 	}
 	running.Wait()
 	if n := w.started.Load(); n < 4 {
@@ -52,7 +52,7 @@ func TestWorkersEndWhenIdle(t *testing.T) {
 	w := newWorkers()
 	defer w.close()
 	done := make(chan struct{})
-	w.run(func() { close(done) })
+	w.run(func() { close(done) }, nil)
 	<-done
 	start := time.Now()
 	ended := make(chan struct{})
