@@ -32,11 +32,11 @@ const (
 // master, each channel on the master of its slot (slotTable). One goroutine sends every
 // change (a routing line's round trip to each master from a goroutine of its own, so that a
 // node that hangs holds up no other: see dispatch): the subscriptions that waiters opened
-// or left while its previous round trip was on the wire go out together, as SUBSCRIBE and UNSUBSCRIBE commands of many channels each,
-// whose results come back once the server has applied them all (see commands). Messages
-// arrive through the connections' hooks. So a waiting channel costs a map entry, not a
-// goroutine and a receive buffer, and subscribing many channels at once costs a few round
-// trips, not one each.
+// or left while its previous round trip was on the wire go out together, as SUBSCRIBE and
+// UNSUBSCRIBE commands of many channels each, whose results come back once the server has
+// applied them all (see commands). Messages arrive through the connections' hooks. So a
+// waiting channel costs a map entry, not a goroutine and a receive buffer, and subscribing
+// many channels at once costs a few round trips, not one each.
 //
 // When a connection is lost, the line dials another and subscribes again every channel that
 // had been subscribed on it; the waiters are woken on that confirmation (sub.confirmed). In
@@ -289,6 +289,9 @@ func (l *line) dispatch(ctx context.Context, part []change) {
 // queues again the changes held back meanwhile. A node that failed, or asked to try later,
 // is paused (pauseNode). It reports whether a subscription was confirmed.
 func (l *line) settle(r nodeResult) bool {
+	// A connection lost while the round trip was under way was dropped then (run took its
+	// signal); what the round trip applied afterwards went with it.
+	dropped := r.c != nil && !r.dialed && l.conns[r.addr] != r.c
 	held := l.busy[r.addr]
 	delete(l.busy, r.addr)
 	for _, ch := range r.part {
@@ -315,6 +318,9 @@ func (l *line) settle(r nodeResult) bool {
 		l.pauseNode(r.addr)
 	default:
 		delete(l.down, r.addr)
+	}
+	if dropped {
+		l.loseNode(r.addr)
 	}
 	l.requeue(held)
 	return r.confirmed
