@@ -168,7 +168,7 @@ func (h *hub) failed(b *sub) bool {
 type sub struct {
 	h     *hub
 	key   subKey
-	ready chan struct{} // closed on the first confirmation, or on failure (err set)
+	ready chan struct{} // closed on the first confirmation, or on failure (err set), then closedReady; guarded by h.mu
 	err   error         // set before ready is closed when the first subscribe failed
 
 	done chan struct{} // made on demand (doneLocked); guarded by h.mu
@@ -217,7 +217,7 @@ func (b *sub) doneLocked() <-chan struct{} {
 func (b *sub) fail(err error) {
 	if b.confirmations() == 0 {
 		b.err = err
-		close(b.ready)
+		b.readyLocked()
 	} else {
 		b.lose(err)
 	}
@@ -231,17 +231,41 @@ func (b *sub) confirmations() int {
 }
 
 // confirmed records a confirmation of b by the server. After the first, every waiter is
-// woken: b was subscribed again after a loss, and a release may have been missed.
+// woken: b was subscribed again after a loss, and a release may have been missed. Called
+// with h.mu held.
 func (b *sub) confirmed() {
 	b.mu.Lock()
 	b.confirms++
 	first := b.confirms == 1
 	b.mu.Unlock()
 	if first {
-		close(b.ready)
+		b.readyLocked()
 		return
 	}
 	b.wakeAll()
+}
+
+// closedReady is the ready channel of every subscription past its first outcome: the
+// channel a subscription made for that outcome is freed once closed, so that a waiting
+// channel keeps none (96 B of heap per subscription).
+var closedReady = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// readyLocked closes b's ready channel: its first subscription has an outcome. Called with
+// h.mu held.
+func (b *sub) readyLocked() {
+	close(b.ready)
+	b.ready = closedReady
+}
+
+// readyChan returns b's ready channel (see sub.ready).
+func (b *sub) readyChan() <-chan struct{} {
+	b.h.mu.Lock()
+	defer b.h.mu.Unlock()
+	return b.ready
 }
 
 func (b *sub) onMessage(m rueidis.PubSubMessage) {

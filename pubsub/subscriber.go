@@ -85,7 +85,7 @@ func (s *Subscriber) SubscribeClass(ctx context.Context, channel, class string, 
 
 	for _, b := range g.subs {
 		select {
-		case <-b.ready:
+		case <-b.readyChan():
 			if b.err != nil {
 				w.Close()
 				return nil, b.err
