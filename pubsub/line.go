@@ -496,6 +496,7 @@ func (l *line) dial(addr string) (*lineConn, error) {
 	}
 	c := &lineConn{addr: addr, nodes: l.nodes()}
 	c.dc, _ = client.Dedicate()
+	c.name()
 	hooks := rueidis.PubSubHooks{OnMessage: l.deliver, OnSubscription: func(rueidis.PubSubSubscription) {}}
 	if l.sharded {
 		hooks.OnSubscription = func(s rueidis.PubSubSubscription) {
@@ -514,6 +515,25 @@ func (l *line) dial(addr string) (*lineConn, error) {
 		}
 	}()
 	return c, nil
+}
+
+// ConnectionName is the name a line gives its connections (CLIENT SETNAME), unless the
+// application named them (rueidis.ClientOption.ClientName). They serve every Subscriber, and
+// every lock Client, on the rueidis client, so the name carries no Client's id.
+const ConnectionName = "goredisson:pubsub"
+
+// nameTimeout bounds the naming of a connection.
+const nameTimeout = time.Second
+
+// name names c's connection ConnectionName, best effort: a server that refuses it (an ACL
+// without +client|setname) leaves it unnamed, and one the application named keeps its name.
+func (c *lineConn) name() {
+	ctx, cancel := context.WithTimeout(context.Background(), nameTimeout)
+	defer cancel()
+	if cur, err := c.dc.Do(ctx, c.dc.B().ClientGetname().Build()).ToString(); err == nil && cur != "" {
+		return
+	}
+	c.dc.Do(ctx, c.dc.B().ClientSetname().ConnectionName(ConnectionName).Build())
 }
 
 // endedByServer records that node addr ended the sharded subscription of channel without

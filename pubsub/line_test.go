@@ -1,8 +1,10 @@
 package pubsub
 
 import (
+	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,4 +145,31 @@ func TestRESP2Client(t *testing.T) {
 	closeAll(ws)
 	require.Eventually(t, func() bool { return idle(s) }, 10*time.Second, time.Millisecond)
 	assert.Zero(t, redistest.NumSub(t, rc, channels[0]))
+}
+
+// A line names its connection ConnectionName, and keeps the name that the application gave
+// its connections (rueidis.ClientOption.ClientName).
+func TestLineConnectionName(t *testing.T) {
+	srv := redistest.StartProcess(t, redistest.ProcessOptions{})
+	admin := srv.Client(t)
+	subscribed := func() []string { // the names of the connections with subscriptions
+		list, err := admin.Do(context.Background(), admin.B().ClientList().TypePubsub().Build()).ToString()
+		require.NoError(t, err)
+		var names []string
+		for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+			for _, field := range strings.Fields(line) {
+				if name, ok := strings.CutPrefix(field, "name="); ok {
+					names = append(names, name)
+				}
+			}
+		}
+		return names
+	}
+	s := newSubscriber(t, srv.Client(t), Classic)
+	defer closeAll(subscribeN(t, s, channelName(), 1, LockRule))
+	assert.Equal(t, []string{ConnectionName}, subscribed())
+
+	named := newSubscriber(t, srv.Client(t, func(o *rueidis.ClientOption) { o.ClientName = "orders-api-7" }), Classic)
+	defer closeAll(subscribeN(t, named, channelName(), 1, LockRule))
+	assert.ElementsMatch(t, []string{ConnectionName, "orders-api-7"}, subscribed())
 }
