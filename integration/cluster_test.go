@@ -402,6 +402,79 @@ func TestClusterWithoutShardedPubSub(t *testing.T) {
 	}
 }
 
+// f11Watchdog is the watchdog of the fast F11 tests' load.
+const f11Watchdog = 3 * time.Second
+
+// f11Run is the set-up of a fast F11 test: a cluster; a master (target), its replica, and
+// names it serves; a holder of the handoff name with a waiter blocked on its sharded
+// subscription there; and the load (f11Load) on the names, running.
+type f11Run struct {
+	cl              *redistest.Cluster
+	ctx             context.Context
+	target, replica string
+	names           []string
+	h               *failoverHandoff
+	ld              *load
+}
+
+// startF11 starts an F11 run whose names begin with prefix: the handoff's holder has lease,
+// and the load's acquires may wait for stalled connections when stalls (loadConfig.stalls).
+// before runs once the names are chosen, before the handoff and the load start.
+func startF11(t *testing.T, prefix string, lease time.Duration, stalls bool, before func(r *f11Run)) *f11Run {
+	r := &f11Run{cl: redistest.StartCluster(t)}
+	var cancel context.CancelFunc
+	r.ctx, cancel = within(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	a := rlocktest.NewClient(t, r.cl.Client(t), rlock.Options{WatchdogTimeout: f11Watchdog})
+	b := rlocktest.NewClient(t, r.cl.Client(t), rlock.Options{WatchdogTimeout: f11Watchdog})
+	r.target = r.cl.MasterOf(t, prefix+"lock:0")
+	r.replica = r.cl.ReplicaOf(t, r.target)
+	r.names = namesOn(t, r.cl, r.target, prefix+"lock:", 3)
+	handoff := namesOn(t, r.cl, r.target, prefix+"handoff:", 1)[0]
+	t.Logf("master %s (replica %s) serves %v and %s", r.target, r.replica, r.names, handoff)
+	if before != nil {
+		before(r)
+	}
+	r.h = startFailoverHandoff(t, r.ctx, a, b, handoff, lease)
+	require.True(t, r.waiterOn(t, r.target, 5*time.Second), "waiter not subscribed on %s", r.target)
+	cfg := f11Load(r.names, a, b)
+	cfg.stalls = stalls
+	r.ld = startLoad(t, cfg)
+	r.ld.waitSuccessesAfter(t, time.Now(), 20, 10*time.Second)
+	return r
+}
+
+// waiterOn reports whether the handoff's waiter is subscribed on node addr within d.
+func (r *f11Run) waiterOn(t *testing.T, addr string, d time.Duration) bool {
+	node := r.cl.NodeClient(t, addr)
+	ch := lockChannelOf(r.h.hl.Name())
+	return waitFor(d, func() bool {
+		s, _, _ := subCounts(t, map[string]rueidis.Client{addr: node}, ch)
+		return s == 1
+	})
+}
+
+// failedOver waits for the replica to serve the target's slots, and returns when it did.
+func (r *f11Run) failedOver(t *testing.T, fault string, faultAt time.Time) time.Time {
+	promoted := r.cl.MasterOf(t, r.names[0])
+	at := time.Now()
+	require.Equal(t, r.replica, promoted, "slot master after the fault")
+	t.Logf("%s %s: %s serves the slots %v later", fault, r.target, promoted, at.Sub(faultAt).Round(time.Millisecond))
+	return at
+}
+
+// finish checks that the waiter is subscribed again on the new master within d and that
+// the holder's unlock wakes it, then that the load succeeds after windowEnd, and checks it.
+func (r *f11Run) finish(t *testing.T, fault string, faultAt, windowEnd time.Time, d time.Duration) {
+	resub := r.waiterOn(t, r.replica, d)
+	t.Logf("waiter resubscribed on %s: %v (%v after the fault)", r.replica, resub, time.Since(faultAt).Round(time.Millisecond))
+	assert.True(t, resub, "waiter's sharded subscription not restored on the new master")
+	r.h.release(t)
+	r.ld.waitSuccessesAfter(t, windowEnd, 3, 20*time.Second)
+	r.ld.finish(t)
+	t.Logf("F11 %s: %s", fault, r.ld.check(t, faultAt, windowEnd))
+}
+
 // TestClusterF11KillMaster is the fast form of F11 with kill -9: while 4 goroutines on two
 // clients lock and unlock names served by one master, that master is SIGKILLed and its
 // replica takes over. No operation may hang, errors are allowed only in the failover window,
@@ -409,73 +482,35 @@ func TestClusterWithoutShardedPubSub(t *testing.T) {
 // subscription during the failover is woken on the new master, and a watchdog lock on
 // another master stays held.
 func TestClusterF11KillMaster(t *testing.T) {
-	const watchdog = 3 * time.Second
-	cl := redistest.StartCluster(t)
-	ctx, cancel := within(context.Background(), 90*time.Second)
-	defer cancel()
-	a := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
-	b := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: watchdog})
-
-	target := cl.MasterOf(t, "f11:lock:0")
-	replica := cl.ReplicaOf(t, target)
-	names := namesOn(t, cl, target, "f11:lock:", 3)
-	handoff := namesOn(t, cl, target, "f11:handoff:", 1)[0]
-	var other string
-	for i := 0; other == ""; i++ {
-		if n := fmt.Sprintf("f11:other:%d", i); cl.MasterOf(t, n) != target {
-			other = n
+	var ol, victim *rlock.Lock
+	var otherOwner, otherHeld context.Context
+	r := startF11(t, "f11:", 20*time.Second, false, func(r *f11Run) {
+		var other string
+		for i := 0; other == ""; i++ {
+			if n := fmt.Sprintf("f11:other:%d", i); r.cl.MasterOf(t, n) != r.target {
+				other = n
+			}
 		}
-	}
-	newNode := cl.NodeClient(t, replica)
-	oldNode := cl.NodeClient(t, target)
-	t.Logf("master %s (replica %s) serves %v and %s; %s is elsewhere", target, replica, names, handoff, other)
-
-	// Watchdog holds on a client with a 10 s watchdog (longer than the failover): one on
-	// another master, which must stay held across the failover, and one on the master that
-	// dies, so that this client's renewal rounds also carry calls to the dead node.
-	wd := rlocktest.NewClient(t, cl.Client(t), rlock.Options{WatchdogTimeout: 10 * time.Second})
-	otherOwner := rlock.NewOwner(ctx)
-	ol := wd.NewLock(other)
-	require.NoError(t, ol.Lock(otherOwner))
-	otherHeld := rlocktest.Held(t, ol, otherOwner)
-	victim := wd.NewLock(namesOn(t, cl, target, "f11:victim:", 1)[0])
-	require.NoError(t, victim.Lock(otherOwner))
-
-	// A holder with a 20 s lease and a waiter blocked on the sharded subscription.
-	h := startFailoverHandoff(t, ctx, a, b, handoff, 20*time.Second)
-	hch := lockChannelOf(handoff)
-	require.True(t, waitFor(5*time.Second, func() bool {
-		s, _, _ := subCounts(t, map[string]rueidis.Client{target: oldNode}, hch)
-		return s == 1
-	}), "waiter not subscribed on %s", target)
-
-	ld := startLoad(t, f11Load(names, a, b))
-	ld.waitSuccessesAfter(t, time.Now(), 20, 10*time.Second)
+		// Watchdog holds on a client with a 10 s watchdog (longer than the failover): one
+		// on another master, which must stay held across the failover, and one on the
+		// master that dies, so that this client's renewal rounds also carry calls to the
+		// dead node.
+		wd := rlocktest.NewClient(t, r.cl.Client(t), rlock.Options{WatchdogTimeout: 10 * time.Second})
+		otherOwner = rlock.NewOwner(r.ctx)
+		ol = wd.NewLock(other)
+		require.NoError(t, ol.Lock(otherOwner))
+		otherHeld = rlocktest.Held(t, ol, otherOwner)
+		victim = wd.NewLock(namesOn(t, r.cl, r.target, "f11:victim:", 1)[0])
+		require.NoError(t, victim.Lock(otherOwner))
+	})
 
 	killAt := time.Now()
-	cl.Kill(t, target)
-	promoted := cl.MasterOf(t, names[0])
-	recoveredAt := time.Now()
-	require.Equal(t, replica, promoted, "slot master after the kill")
-	t.Logf("kill -9 %s: %s serves the slots %v later", target, promoted, recoveredAt.Sub(killAt).Round(time.Millisecond))
+	r.cl.Kill(t, r.target)
+	recoveredAt := r.failedOver(t, "kill -9", killAt)
 	// Errors are tolerated for operations started before the cluster recovered, plus one
 	// watchdog lease: a hold whose release the replica never received (or whose acquire
 	// reply was lost) lives on the new master until its lease runs out.
-	windowEnd := recoveredAt.Add(watchdog + time.Second)
-
-	// The waiter resubscribes on the new master; the holder's unlock there wakes it.
-	resub := waitFor(10*time.Second, func() bool {
-		s, _, _ := subCounts(t, map[string]rueidis.Client{replica: newNode}, hch)
-		return s == 1
-	})
-	t.Logf("waiter resubscribed on %s: %v (%v after the kill)", replica, resub, time.Since(killAt).Round(time.Millisecond))
-	assert.True(t, resub, "waiter's sharded subscription not restored on the new master")
-	h.release(t)
-
-	ld.waitSuccessesAfter(t, windowEnd, 3, 20*time.Second)
-	ld.finish(t)
-	rep := ld.check(t, killAt, windowEnd)
-	t.Logf("F11 kill -9: %s", rep)
+	r.finish(t, "kill -9", killAt, recoveredAt.Add(f11Watchdog+time.Second), 10*time.Second)
 
 	// The hold on the other master was renewed throughout; the one on the dead master
 	// survived too if the replica had it, which it almost always has.
@@ -485,6 +520,22 @@ func TestClusterF11KillMaster(t *testing.T) {
 	assert.True(t, ok, "watchdog hold on an unaffected master lost across the failover")
 	assert.NoError(t, ol.Unlock(otherOwner))
 	t.Logf("watchdog hold on the killed master's slot after the failover: Unlock = %v", victim.Unlock(otherOwner))
+}
+
+// TestClusterF11PausedMaster is F11 with a master that hangs rather than dies (SIGSTOP: its
+// connections stay open and nothing answers), with the same load and waiter. Its replica
+// takes over; no operation may hang (an acquire in flight may wait up to the release
+// timeout past its ctx, rlock's documented bound), errors are allowed only until the
+// clients give the stopped node's connections up, and the waiter is subscribed again on
+// the new master, where the holder's unlock wakes it.
+func TestClusterF11PausedMaster(t *testing.T) {
+	r := startF11(t, "f11p:", 30*time.Second, true, nil)
+	pausedAt := time.Now()
+	r.cl.Pause(t, r.target)
+	r.failedOver(t, "SIGSTOP", pausedAt)
+	// A request on the stopped node's connection waits until rueidis gives it up (its
+	// ConnWriteTimeout, 10 s), and a hold taken just before the pause lives its lease.
+	r.finish(t, "SIGSTOP", pausedAt, pausedAt.Add(10*time.Second+f11Watchdog+2*time.Second), 20*time.Second)
 }
 
 // f11Load is the load of the fast F11 tests: 4 workers on clients a and b take names with

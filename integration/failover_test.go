@@ -51,19 +51,21 @@ func startFailoverHandoff(t *testing.T, ctx context.Context, a, b *rlock.Client,
 }
 
 // release unlocks the holder after the failover and checks that the waiter then gets the
-// lock: within 25 s in any case, and within 3 s of the unlock if the unlock succeeded. The
-// waiter then unlocks.
+// lock: within 25 s in any case, and within 3 s of the unlock's return if the unlock
+// succeeded (an unlock may itself wait, for its replicas or on a connection the client has
+// not yet given up). The waiter then unlocks.
 func (h *failoverHandoff) release(t *testing.T) {
 	t.Helper()
 	unlockAt := time.Now()
 	herr := h.hl.Unlock(h.hOwner)
-	t.Logf("holder's Unlock after the failover: %v", herr)
+	unlocked := time.Now()
+	t.Logf("holder's Unlock after the failover: %v (took %v)", herr, unlocked.Sub(unlockAt).Round(time.Millisecond))
 	select {
 	case at := <-h.done:
 		require.NoError(t, h.err, "waiter's Lock")
-		t.Logf("waiter acquired %v after the holder's unlock", at.Sub(unlockAt).Round(time.Millisecond))
+		t.Logf("waiter acquired %v after the holder's unlock returned", at.Sub(unlocked).Round(time.Millisecond))
 		if herr == nil {
-			assert.Less(t, at.Sub(unlockAt), 3*time.Second, "waiter woke late after the unlock on the new master")
+			assert.Less(t, at.Sub(unlocked), 3*time.Second, "waiter woke late after the unlock on the new master")
 		}
 		require.NoError(t, h.wl.Unlock(h.wOwner))
 	case <-time.After(25 * time.Second):
@@ -88,6 +90,10 @@ type loadConfig struct {
 	opTimeout time.Duration // ctx deadline of each acquire
 	hold      time.Duration
 	every     time.Duration
+	// stalls: the fault stalls connections rather than breaking them, so that an acquire
+	// in flight when its ctx ends may wait up to the release timeout more for its reply
+	// (rlock's documented bound); otherwise an acquire may take opTimeout plus 1 s.
+	stalls bool
 }
 
 type opRecord struct {
@@ -338,7 +344,11 @@ func (ld *load) check(t *testing.T, faultAt, windowEnd time.Time) string {
 	}
 	assert.Empty(t, before, "errors before the fault")
 	assert.Empty(t, after, "errors in operations started after the failover window")
-	assert.LessOrEqual(t, maxAcq, ld.cfg.opTimeout+time.Second, "longest acquire")
+	acqBound := ld.cfg.opTimeout + time.Second
+	if ld.cfg.stalls {
+		acqBound += rlock.DefaultReleaseTimeout
+	}
+	assert.LessOrEqual(t, maxAcq, acqBound, "longest acquire")
 	assert.LessOrEqual(t, maxRel, rlock.DefaultReleaseTimeout+time.Second, "longest unlock")
 	for w := range ld.cfg.workers {
 		r, ok := last[w]
