@@ -14,6 +14,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/goredisson/goredisson/internal/backoff"
+	"github.com/goredisson/goredisson/internal/connname"
 	"github.com/goredisson/goredisson/internal/keys"
 )
 
@@ -522,18 +523,12 @@ func (l *line) dial(addr string) (*lineConn, error) {
 // every lock Client, on the rueidis client, so the name carries no Client's id.
 const ConnectionName = "goredisson:pubsub"
 
-// nameTimeout bounds the naming of a connection.
-const nameTimeout = time.Second
-
 // name names c's connection ConnectionName, best effort: a server that refuses it (an ACL
 // without +client|setname) leaves it unnamed, and one the application named keeps its name.
 func (c *lineConn) name() {
-	ctx, cancel := context.WithTimeout(context.Background(), nameTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), connname.Timeout)
 	defer cancel()
-	if cur, err := c.dc.Do(ctx, c.dc.B().ClientGetname().Build()).ToString(); err == nil && cur != "" {
-		return
-	}
-	c.dc.Do(ctx, c.dc.B().ClientSetname().ConnectionName(ConnectionName).Build())
+	_ = connname.Set(ctx, c.dc, ConnectionName)
 }
 
 // endedByServer records that node addr ended the sharded subscription of channel without

@@ -2,9 +2,10 @@ package rlock
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/goredisson/goredisson/internal/connname"
 )
 
 // ConnectionNamePrefix starts the name a Client gives its connections: the name is the
@@ -13,9 +14,6 @@ import (
 // its address.
 const ConnectionNamePrefix = "goredisson:"
 
-// nameTimeout bounds the naming of a new Client's connections.
-const nameTimeout = time.Second
-
 // nameConnections names, best effort, the connection that c's calls share on each node:
 // CLIENT SETNAME goredisson:<id>, unless the connection already has a name (the
 // application's rueidis.ClientOption.ClientName), which it keeps. A server that refuses it (an ACL without
@@ -23,7 +21,7 @@ const nameTimeout = time.Second
 // connection rueidis opens later (after a reconnect, or a pooled one) is not named. To name
 // every connection, set rueidis.ClientOption.ClientName yourself.
 func (c *Client) nameConnections(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nameTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connname.Timeout)
 	defer cancel()
 	name := ConnectionNamePrefix + c.id
 	clients := []rueidis.Client{c.rc}
@@ -34,10 +32,7 @@ func (c *Client) nameConnections(ctx context.Context) {
 		}
 	}
 	for _, rc := range clients {
-		if cur, err := rc.Do(ctx, rc.B().ClientGetname().Build()).ToString(); err == nil && cur != "" {
-			continue // named by the application (rueidis.ClientOption.ClientName): keep its name
-		}
-		if err := rc.Do(ctx, rc.B().ClientSetname().ConnectionName(name).Build()).Error(); err != nil {
+		if err := connname.Set(ctx, rc, name); err != nil {
 			c.obs.log.Debug("rlock: could not name the connection (CLIENT SETNAME)", "name", name, "error", err)
 		}
 	}
