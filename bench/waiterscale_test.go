@@ -43,7 +43,8 @@ func waiterScaleSizes(t *testing.T) []int {
 // time from the last release to the last acquisition, heap and stack per waiter while all
 // wait, and SUBSCRIBE/UNSUBSCRIBE commands per acquisition. Sizes: GOREDISSON_WAITERS
 // (default 1000,10000,100000); GOREDISSON_SCALE_HEAPPROFILE=FILE writes a heap profile
-// taken while every waiter waits.
+// taken while every waiter waits, and FILE.base one taken just before they start (for
+// go tool pprof -diff_base).
 func TestWaiterScale(t *testing.T) {
 	if os.Getenv("GOREDISSON_BENCH") != "1" {
 		t.Skip("GOREDISSON_BENCH=1 runs the waiter scale measurement")
@@ -54,7 +55,7 @@ func TestWaiterScale(t *testing.T) {
 			t.Run(fmt.Sprintf("%d-waiters-%d-clients", n, clients), func(t *testing.T) {
 				srv := redistest.StartProcess(t, redistest.ProcessOptions{})
 				admin := srv.Client(t)
-				r := waiterScale(t, []rueidis.Client{admin}, func() rueidis.Client { return srv.Client(t) }, n, clients, rlock.Options{})
+				r := waiterScale(t, []rueidis.Client{admin}, func() rueidis.Client { return srv.Client(t) }, n, clients, rlock.Options{}, 1)
 				r.setup = "one server"
 				t.Logf("%s", r)
 				results = append(results, r)
@@ -73,7 +74,8 @@ func TestWaiterScale(t *testing.T) {
 				for _, addr := range c.Addrs() {
 					admins = append(admins, c.NodeClient(t, addr))
 				}
-				r := waiterScale(t, admins, func() rueidis.Client { return c.Client(t) }, n, 1, rlock.Options{PubSub: mode})
+				kinds := map[rlock.PubSubMode]int64{rlock.PubSubAuto: 2, rlock.PubSubSharded: 1}[mode]
+				r := waiterScale(t, admins, func() rueidis.Client { return c.Client(t) }, n, 1, rlock.Options{PubSub: mode}, kinds)
 				r.setup = setup
 				t.Logf("%s", r)
 				results = append(results, r)
@@ -199,8 +201,10 @@ func (r scaleResult) String() string {
 }
 
 // waiterScale measures n waiters spread over clients Clients made with waiterOpts, against
-// a holder with the default Options.
-func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Client, n, clients int, waiterOpts rlock.Options) scaleResult {
+// a holder with the default Options. Each waiter subscribes its channel kinds ways (1:
+// SUBSCRIBE or SSUBSCRIBE; 2: both); all wait once the servers count that many channels
+// per waiter.
+func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Client, n, clients int, waiterOpts rlock.Options, kinds int64) scaleResult {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	holderC, err := rlock.New(ctx, newRC(), rlock.Options{})
@@ -223,6 +227,7 @@ func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Cli
 	var ms0 runtime.MemStats
 	heap0 := heapAfterGC()
 	runtime.ReadMemStats(&ms0)
+	writeHeapProfile(t, ".base")
 	var errs atomic.Int64
 	var acquired sync.WaitGroup
 	var lastDone atomic.Int64
@@ -250,8 +255,8 @@ func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Cli
 		}()
 	}
 	deadline := time.Now().Add(5 * time.Minute)
-	for pubsubChannels(t, admins)+errs.Load() < int64(n) {
-		require.True(t, time.Now().Before(deadline), "waiters did not all subscribe: %d of %d", pubsubChannels(t, admins), n)
+	for pubsubChannels(t, admins)+kinds*errs.Load() < kinds*int64(n) {
+		require.True(t, time.Now().Before(deadline), "waiters did not all subscribe: %d channels of %d", pubsubChannels(t, admins), kinds*int64(n))
 		time.Sleep(10 * time.Millisecond)
 	}
 	subscribed := time.Since(start)
@@ -259,12 +264,7 @@ func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Cli
 	var ms1 runtime.MemStats
 	heap1 := heapAfterGC()
 	runtime.ReadMemStats(&ms1)
-	if f := os.Getenv("GOREDISSON_SCALE_HEAPPROFILE"); f != "" {
-		out, err := os.Create(f)
-		require.NoError(t, err)
-		require.NoError(t, pprof.WriteHeapProfile(out))
-		require.NoError(t, out.Close())
-	}
+	writeHeapProfile(t, "")
 
 	var lastRelease atomic.Int64
 	parallel(n, 64, func(i int) {
@@ -293,6 +293,18 @@ func waiterScale(t *testing.T, admins []rueidis.Client, newRC func() rueidis.Cli
 		subPerAcq:        float64(stats["subscribe"]+stats["ssubscribe"]) / float64(n),
 		unsubPerAcq:      float64(stats["unsubscribe"]+stats["sunsubscribe"]) / float64(n),
 	}
+}
+
+// writeHeapProfile writes a heap profile to GOREDISSON_SCALE_HEAPPROFILE+suffix, if set.
+func writeHeapProfile(t *testing.T, suffix string) {
+	f := os.Getenv("GOREDISSON_SCALE_HEAPPROFILE")
+	if f == "" {
+		return
+	}
+	out, err := os.Create(f + suffix)
+	require.NoError(t, err)
+	require.NoError(t, pprof.WriteHeapProfile(out))
+	require.NoError(t, out.Close())
 }
 
 // parallel runs f(0..n-1) on workers goroutines.
