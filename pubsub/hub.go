@@ -173,14 +173,14 @@ type sub struct {
 
 	done chan struct{} // made on demand (doneLocked); guarded by h.mu
 
-	refs     int    // groups attached; guarded by h.mu
+	node     string // the node of the connection it is subscribed on (lineConn.addr); guarded by h.mu
+	refs     int32  // groups attached; guarded by h.mu
 	finished bool   // gone from the server, and from its line or goroutine; guarded by h.mu
 	queued   bool   // in its line's queue; guarded by h.mu
 	onServer bool   // subscribed on a connection of its line; guarded by h.mu
-	node     string // that connection's node (lineConn.addr); guarded by h.mu
 
 	mu       sync.Mutex
-	confirms int      // confirmations seen
+	confirms int32    // confirmations seen
 	groups   []*group // one per Subscriber with waiters on the channel
 }
 
@@ -227,7 +227,7 @@ func (b *sub) fail(err error) {
 func (b *sub) confirmations() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.confirms
+	return int(b.confirms)
 }
 
 // confirmed records a confirmation of b by the server. After the first, every waiter is

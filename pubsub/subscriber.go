@@ -83,7 +83,7 @@ func (s *Subscriber) SubscribeClass(ctx context.Context, channel, class string, 
 	g.add(w)
 	s.mu.Unlock()
 
-	for _, b := range g.subs {
+	for _, b := range g.subscriptions() {
 		select {
 		case <-b.readyChan():
 			if b.err != nil {
@@ -137,9 +137,11 @@ type groupKey struct{ channel, class string }
 func (s *Subscriber) newGroup(key groupKey) *group {
 	channel := key.channel
 	g := &group{s: s, key: key}
+	n := 0
 	for _, k := range []Kinds{Sharded, Classic} {
 		if s.listen.Has(k) {
-			g.subs = append(g.subs, s.h.join(subKey{channel: channel, sharded: k == Sharded}, g))
+			g.subs[n] = s.h.join(subKey{channel: channel, sharded: k == Sharded}, g)
+			n++
 		}
 	}
 	s.byChannel[key] = g
@@ -167,9 +169,9 @@ func (s *Subscriber) release(g *group) {
 type group struct {
 	s        *Subscriber
 	key      groupKey
-	subs     []*sub // set at creation
-	refs     int    // waiters registered; guarded by s.mu
-	detached bool   // left its subscriptions; guarded by s.mu
+	subs     [2]*sub // set at creation: one per kind listened to, then nil
+	refs     int32   // waiters registered; guarded by s.mu
+	detached bool    // left its subscriptions; guarded by s.mu
 
 	mu      sync.Mutex
 	waiters []*Waiter // in arrival order
@@ -195,7 +197,7 @@ func (g *group) detach() []<-chan struct{} {
 	}
 	g.detached = true
 	var ending []<-chan struct{}
-	for _, b := range g.subs {
+	for _, b := range g.subscriptions() {
 		if e := g.s.h.leave(b, g); e != nil {
 			ending = append(ending, e)
 		}
@@ -205,7 +207,16 @@ func (g *group) detach() []<-chan struct{} {
 
 // failed reports whether a subscription of g failed for good. Called with s.mu held.
 func (g *group) failed() bool {
-	return slices.ContainsFunc(g.subs, g.s.h.failed)
+	return slices.ContainsFunc(g.subscriptions(), g.s.h.failed)
+}
+
+// subscriptions returns g's subscriptions, one per kind it listens to.
+func (g *group) subscriptions() []*sub {
+	n := 0
+	for n < len(g.subs) && g.subs[n] != nil {
+		n++
+	}
+	return g.subs[:n]
 }
 
 func (g *group) add(w *Waiter) {

@@ -13,8 +13,10 @@ type Waiter struct {
 	rule Rule
 	wake chan struct{} // one slot: wake-ups that arrive while one is pending merge
 
+	bound waitBound // guarded by bounds.mu
+
 	// guarded by g.mu
-	waits   uint64 // waits begun; a bound's timer acts only within its own wait
+	waits   uint64 // waits begun; a bound acts only within its own wait
 	expired bool   // the current wait's bound has passed
 
 	closeOnce sync.Once
@@ -37,9 +39,9 @@ func (w *Waiter) WaitAtMost(ctx context.Context, d time.Duration) (woken bool, e
 	return w.wait(ctx, max(d, 0))
 }
 
-// wait waits for a wake-up, bounded by d unless d < 0. The bound's timer does not hold a
-// channel of its own: it wakes the waiter through wake, marking the wait expired, so that a
-// waiter blocks on two channels at most.
+// wait waits for a wake-up, bounded by d unless d < 0. The bound (see bounds) has no channel
+// of its own: it wakes the waiter through wake, marking the wait expired, so that a waiter
+// blocks on two channels at most.
 func (w *Waiter) wait(ctx context.Context, d time.Duration) (woken bool, err error) {
 	g := w.g
 	g.mu.Lock()
@@ -52,8 +54,8 @@ func (w *Waiter) wait(ctx context.Context, d time.Duration) (woken bool, err err
 		return false, stopped
 	}
 	if d >= 0 {
-		t := time.AfterFunc(d, func() { w.expire(this) })
-		defer t.Stop()
+		bounds.add(w, this, d)
+		defer bounds.remove(w)
 	}
 	select {
 	case <-w.wake:
