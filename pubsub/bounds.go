@@ -31,7 +31,8 @@ type waitBound struct {
 
 // add bounds wait number n of w by d from now. w must be in no grain.
 func (t *boundTable) add(w *Waiter, n uint64, d time.Duration) {
-	end := roundUp(time.Now().Add(d).UnixNano(), int64(grainOf(d)))
+	d = min(d, farBound)
+	end := roundUp(time.Now().UnixNano()+int64(d), int64(grainOf(d)))
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.grains[end]
@@ -103,6 +104,10 @@ func grainOf(d time.Duration) time.Duration {
 const (
 	minGrain = 100 * time.Microsecond
 	maxGrain = 128 * minGrain
+
+	// farBound is the longest bound kept as given: a longer one ends no sooner than it
+	// within any process's life, and its end stays within Unix nanoseconds.
+	farBound = 100 * 365 * 24 * time.Hour
 )
 
 // roundUp returns ns rounded up to a multiple of grain.

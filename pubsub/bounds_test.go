@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -108,6 +109,20 @@ func TestBoundsEndOnlyTheirOwnWait(t *testing.T) {
 	}
 	w.wake <- struct{}{}
 	assert.True(t, <-next)
+}
+
+// A bound beyond the dates Unix nanoseconds can hold ends no wait.
+func TestBoundsFarEnd(t *testing.T) {
+	w := boundWaiter()
+	out := waitAtMost(t, w, time.Duration(math.MaxInt64))
+	require.Eventually(t, func() bool { _, waits := boundsNow(); return waits == 1 },
+		time.Second, time.Millisecond)
+	bounds.mu.Lock()
+	end := time.Unix(0, w.bound.grain.end)
+	bounds.mu.Unlock()
+	assert.True(t, end.After(time.Now().Add(99*365*24*time.Hour)), "its grain ends in %v", end)
+	w.wake <- struct{}{}
+	assert.True(t, <-out, "woken, not ended by the bound")
 }
 
 func TestGrainOf(t *testing.T) {
