@@ -23,6 +23,12 @@ import (
 // takes at most).
 const batchTimeout = 5 * time.Second
 
+// errBatchNoReply is the reply of a call whose batch met its bound (ReplicaSyncTimeout +
+// batchTimeout) before its master answered: a master that hangs, not the caller's context
+// ending. The call may have run. It is a connection error to the callers: a waiter tries
+// again, and an acquire gives back what the call may have taken.
+var errBatchNoReply = errors.New("rlock: no reply from the master within the replica sync batch's bound (ReplicaSyncTimeout + 5 s)")
+
 // maxBatch is the most calls one batch carries.
 const maxBatch = 1000
 
@@ -185,6 +191,16 @@ func (b *batcher) round(calls []*batchCall) {
 			}
 			return nil
 		})
+	}
+	// A deadline met here is the batch's own (rueidis may report it a moment before ctx.Err
+	// does), not a caller's: report the master's silence.
+	for i := range res {
+		if errors.Is(res[i].Error(), context.DeadlineExceeded) {
+			res[i] = rueidis.NewErrorResult(errBatchNoReply)
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = errBatchNoReply
 	}
 	for i, c := range calls {
 		c.res = res[i]

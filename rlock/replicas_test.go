@@ -461,3 +461,24 @@ func TestReplicaSyncEndedCtxSendsNothing(t *testing.T) {
 	assert.ErrorIs(t, res[0].Error(), errNoTurn)
 	assert.Empty(t, redistest.HGetAll(t, p.m, f.name), "nothing ran")
 }
+
+// A synced acquire on a master that hangs ends, while the caller's ctx is alive, with an
+// error that says so, not with a context error: the batch met its own bound
+// (errBatchNoReply).
+func TestReplicaSyncHungMasterIsNoContextError(t *testing.T) {
+	p := startReplicated(t)
+	f := newFixtureOn(t, p.master, Options{ReplicaSync: ReplicaSyncOn, ReplicaSyncTimeout: 100 * time.Millisecond})
+	require.NoError(t, f.l.Lock(f.ctx)) // learns the replica count
+	require.NoError(t, f.l.Unlock(f.ctx))
+	p.master.Pause(t)
+	t.Cleanup(func() { p.master.Resume(t) }) // before the Client closes
+	ctx, cancel := context.WithTimeout(NewOwner(f.base), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := f.l.Lock(ctx)
+	t.Logf("Lock on the stopped master returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	require.Error(t, err)
+	assert.NoError(t, ctx.Err(), "the caller's ctx is alive")
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, errBatchNoReply)
+}
