@@ -420,13 +420,13 @@ type f11Run struct {
 // startF11 starts an F11 run whose names begin with prefix: the handoff's holder has lease,
 // and the load's acquires may wait for stalled connections when stalls (loadConfig.stalls).
 // before runs once the names are chosen, before the handoff and the load start.
-func startF11(t *testing.T, prefix string, lease time.Duration, stalls bool, before func(r *f11Run)) *f11Run {
+func startF11(t *testing.T, prefix string, lease time.Duration, stalls bool, before func(r *f11Run), clientOpts ...func(*rueidis.ClientOption)) *f11Run {
 	r := &f11Run{cl: redistest.StartCluster(t)}
 	var cancel context.CancelFunc
 	r.ctx, cancel = within(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	a := rlocktest.NewClient(t, r.cl.Client(t), rlock.Options{WatchdogTimeout: f11Watchdog})
-	b := rlocktest.NewClient(t, r.cl.Client(t), rlock.Options{WatchdogTimeout: f11Watchdog})
+	a := rlocktest.NewClient(t, r.cl.Client(t, clientOpts...), rlock.Options{WatchdogTimeout: f11Watchdog})
+	b := rlocktest.NewClient(t, r.cl.Client(t, clientOpts...), rlock.Options{WatchdogTimeout: f11Watchdog})
 	r.target = r.cl.MasterOf(t, prefix+"lock:0")
 	r.replica = r.cl.ReplicaOf(t, r.target)
 	r.names = namesOn(t, r.cl, r.target, prefix+"lock:", 3)
@@ -536,6 +536,23 @@ func TestClusterF11PausedMaster(t *testing.T) {
 	// A request on the stopped node's connection waits until rueidis gives it up (its
 	// ConnWriteTimeout, 10 s), and a hold taken just before the pause lives its lease.
 	r.finish(t, "SIGSTOP", pausedAt, pausedAt.Add(10*time.Second+f11Watchdog+2*time.Second), 20*time.Second)
+}
+
+// TestClusterF11PausedMasterRefreshing is TestClusterF11PausedMaster with lock clients whose
+// rueidis reads the cluster's topology every second (ClusterOption.ShardsRefreshInterval).
+// Once a read has dropped the stopped master, the clients send its slots' commands to the
+// new master, and the waiter's sharded subscription moves there too, without waiting for
+// rueidis to give the stopped node's connection up (ConnWriteTimeout, 10 s).
+func TestClusterF11PausedMasterRefreshing(t *testing.T) {
+	refresh := func(o *rueidis.ClientOption) { o.ClusterOption.ShardsRefreshInterval = time.Second }
+	r := startF11(t, "f11r:", 30*time.Second, true, nil, refresh)
+	pausedAt := time.Now()
+	r.cl.Pause(t, r.target)
+	r.failedOver(t, "SIGSTOP", pausedAt)
+	// Two topology reads, the line's check (every 500 ms) and a slot map read that may ask
+	// the stopped node first (1 s): 6 s from the failover, against 9 s and more when the
+	// line waits for rueidis to give the connection up.
+	r.finish(t, "SIGSTOP, topology read every second", pausedAt, pausedAt.Add(10*time.Second+f11Watchdog+2*time.Second), 6*time.Second)
 }
 
 // f11Load is the load of the fast F11 tests: 4 workers on clients a and b take names with

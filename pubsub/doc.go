@@ -34,7 +34,11 @@
 // to re-check, since a message may have been published while no subscription existed. On a
 // Sentinel client the same happens, without a loss, when the client moves to another master
 // (checked every 500 ms): a replaced master that is still up may keep its connections for
-// seconds, and the new master's messages never reach them. Waiters must still bound each wait by
+// seconds, and the new master's messages never reach them. In a Redis Cluster, the sharded
+// subscriptions on a master that the client drops from its view of the cluster (checked every
+// 500 ms) move to the new master of their slots: a master that hangs closes nothing, and
+// rueidis drops it on its next topology read (ClusterOption.ShardsRefreshInterval), or when
+// it gives the connection up (ConnWriteTimeout). Waiters must still bound each wait by
 // what they are waiting for (a lock holder's remaining TTL; Waiter.WaitAtMost takes that
 // bound): pub/sub delivers at most once and only to connected subscribers. A bound ends its
 // wait a little after it passes, by less than a 512th of it and at most 12.8 ms: the bounds

@@ -24,7 +24,8 @@ const (
 	// lineBatch bounds the subscriptions a line changes in one round trip.
 	lineBatch = 20 * lineChannelsPerCommand
 	// followEvery is how often a line on a Sentinel client checks that its connection is
-	// still to the master the client sends commands to.
+	// still to the master the client sends commands to, and a cluster's sharded line that its
+	// nodes are still in the client's view of the cluster.
 	followEvery = 500 * time.Millisecond
 )
 
@@ -49,12 +50,16 @@ const (
 // replaced may keep its connections for a while (it is still up, or is reconfigured as a
 // replica seconds later), and the new master's messages do not reach it. Every followEvery
 // the line compares the nodes that the client sends commands to with those it was dialed
-// to, and moves to a new connection when they differ.
+// to, and moves to a new connection when they differ. A cluster's sharded line likewise
+// leaves the connections to nodes the client no longer lists: a master that hangs closes
+// nothing, and once the client's view of the cluster has dropped it (a replica took its
+// slots), its channels are subscribed on their new master without waiting for rueidis to
+// give the connection up.
 type line struct {
 	h       *hub
 	sharded bool
 	route   bool          // a cluster's sharded line: one connection per master (slotTable)
-	follow  bool          // the client is a Sentinel client: see moveIfMoved
+	follow  bool          // the client is a Sentinel client, or the line routes: see moveIfMoved
 	kick    chan struct{} // one slot: the queue has work
 	lost    chan *lineConn
 	results chan nodeResult // a routing line's round trips to its nodes, as they end
@@ -81,7 +86,7 @@ func newLine(h *hub, sharded bool) *line {
 	return &line{
 		h: h, sharded: sharded,
 		route:   sharded && mode == rueidis.ClientModeCluster,
-		follow:  mode == rueidis.ClientModeSentinel,
+		follow:  mode == rueidis.ClientModeSentinel || sharded && mode == rueidis.ClientModeCluster,
 		kick:    make(chan struct{}, 1),
 		lost:    make(chan *lineConn),
 		results: make(chan nodeResult),
@@ -454,17 +459,28 @@ func (l *line) drop(c *lineConn, batch []change, err error) {
 	l.loseNode(c.addr)
 }
 
-// moveIfMoved closes the line's connection, queueing its subscriptions to be made again on
-// a new one, when the client now sends commands to other nodes than when it was dialed:
-// after a failover, it may still be to the old master.
+// moveIfMoved closes a connection of the line that the client has moved away from, queueing
+// its subscriptions to be made again on a new one: on a Sentinel client, when the client
+// now sends commands to other nodes than when it was dialed (after a failover, it may still
+// be to the old master); on a routing line, each connection to a node the client no longer
+// lists.
 func (l *line) moveIfMoved() {
+	if l.route {
+		nodes := l.h.client.Nodes()
+		for addr, c := range l.conns {
+			if _, ok := nodes[addr]; !ok {
+				l.drop(c, nil, nil)
+			}
+		}
+		return
+	}
 	if c := l.conns[""]; c != nil && c.nodes != l.nodes() {
 		l.drop(c, nil, nil)
 	}
 }
 
 // pause waits before the line dials again after a connection to failed (its nodes) failed:
-// retry's next delay, cut short on a following line once the client sends commands to other
+// retry's next delay, cut short on a Sentinel line once the client sends commands to other
 // nodes (a failover: the new master is there to dial). It reports false, early, when ctx
 // ends.
 func (l *line) pause(ctx context.Context, retry *backoff.Backoff, follow <-chan time.Time, failed string) bool {
@@ -548,10 +564,10 @@ func (l *line) endedByServer(addr, channel string) {
 	l.queueLocked(b)
 }
 
-// nodes names the nodes that a following line's client sends commands to (its master, and
-// the replica it reads from if it has one), "" for a line that does not follow.
+// nodes names the nodes that a Sentinel line's client sends commands to (its master, and
+// the replica it reads from if it has one), "" for another line.
 func (l *line) nodes() string {
-	if !l.follow {
+	if !l.follow || l.route {
 		return ""
 	}
 	return strings.Join(slices.Sorted(maps.Keys(l.h.client.Nodes())), " ")
