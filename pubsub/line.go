@@ -83,10 +83,11 @@ type line struct {
 
 func newLine(h *hub, sharded bool) *line {
 	mode := h.client.Mode()
+	route := sharded && mode == rueidis.ClientModeCluster
 	return &line{
 		h: h, sharded: sharded,
-		route:   sharded && mode == rueidis.ClientModeCluster,
-		follow:  mode == rueidis.ClientModeSentinel || sharded && mode == rueidis.ClientModeCluster,
+		route:   route,
+		follow:  mode == rueidis.ClientModeSentinel || route,
 		kick:    make(chan struct{}, 1),
 		lost:    make(chan *lineConn),
 		results: make(chan nodeResult),
