@@ -59,7 +59,7 @@ type line struct {
 	h       *hub
 	sharded bool
 	route   bool          // a cluster's sharded line: one connection per master (slotTable)
-	follow  bool          // the client is a Sentinel client, or the line routes: see moveIfMoved
+	follow  bool          // the client is a Sentinel client: see moveIfMoved
 	kick    chan struct{} // one slot: the queue has work
 	lost    chan *lineConn
 	results chan nodeResult // a routing line's round trips to its nodes, as they end
@@ -83,11 +83,10 @@ type line struct {
 
 func newLine(h *hub, sharded bool) *line {
 	mode := h.client.Mode()
-	route := sharded && mode == rueidis.ClientModeCluster
 	return &line{
 		h: h, sharded: sharded,
-		route:   route,
-		follow:  mode == rueidis.ClientModeSentinel || route,
+		route:   sharded && mode == rueidis.ClientModeCluster,
+		follow:  mode == rueidis.ClientModeSentinel,
 		kick:    make(chan struct{}, 1),
 		lost:    make(chan *lineConn),
 		results: make(chan nodeResult),
@@ -157,7 +156,7 @@ func (l *line) run(ctx context.Context, exited chan struct{}) {
 	defer l.awaitNodes()
 	retry := backoff.New(retryMin, retryMax)
 	var follow <-chan time.Time
-	if l.follow {
+	if l.follow || l.route { // moveIfMoved's checks
 		tick := time.NewTicker(followEvery)
 		defer tick.Stop()
 		follow = tick.C
@@ -568,7 +567,7 @@ func (l *line) endedByServer(addr, channel string) {
 // nodes names the nodes that a Sentinel line's client sends commands to (its master, and
 // the replica it reads from if it has one), "" for another line.
 func (l *line) nodes() string {
-	if !l.follow || l.route {
+	if !l.follow {
 		return ""
 	}
 	return strings.Join(slices.Sorted(maps.Keys(l.h.client.Nodes())), " ")
