@@ -28,7 +28,7 @@ type Wheel struct {
 	clock func() int64 // the current tick; called with mu held
 
 	mu      sync.Mutex
-	entries map[entryKey]*entry
+	entries map[entryKey]*entry // with no holds: removed, kept until its due tick (drop)
 	buckets [][]*entry
 	now     int64 // the last tick processed
 	closed  bool
@@ -108,8 +108,10 @@ func newWheel(opts Options, renew renewFunc) *Wheel {
 }
 
 // Add starts renewing the hold of lock name by field, tagged id, whose lease its caller has
-// just set: the first renewal of a name is due one interval later. Adding a field that is
-// already renewed replaces its id. Add after Close does nothing.
+// just set: the first renewal of a name is due at most one interval later (one interval,
+// unless the name was renewed for another hold within the last one: its renewals keep their
+// tick). Adding a field that is already renewed replaces its id. Add after Close does
+// nothing.
 func (w *Wheel) Add(name, field string, id uint64) { w.add(entryKey{name: name}, field, id) }
 
 // AddRead is Add for a read hold of a read-write lock: each renewal also extends the
@@ -157,12 +159,12 @@ func (w *Wheel) Remove(name, field string) {
 	}
 }
 
-// drop removes the i-th hold of e, and e with its last hold. Called with w.mu held.
+// drop removes the i-th hold of e. An entry left with no holds stays in the table, and in
+// its bucket, until its due tick (collect), so that a name released and taken again before
+// then (the common pattern of a lock) costs no new entry, no map insertion and no bucket
+// slot. Called with w.mu held.
 func (w *Wheel) drop(e *entry, i int) {
 	e.holds = slices.Delete(e.holds, i, i+1)
-	if len(e.holds) == 0 {
-		delete(w.entries, e.entryKey)
-	}
 }
 
 // Stats returns the wheel's counters.
@@ -323,6 +325,9 @@ func (w *Wheel) collect(tick int64, items []item) []item {
 	for _, e := range bucket {
 		switch {
 		case w.entries[e.entryKey] != e || !e.scheduled || e.due%w.n != b:
+		case e.due <= tick && len(e.holds) == 0: // every hold removed (drop)
+			e.scheduled = false
+			delete(w.entries, e.entryKey)
 		case e.due <= tick:
 			items = w.take(e, items)
 		default:
@@ -357,7 +362,7 @@ func (w *Wheel) fill(now int64, items []item) []item {
 			if len(items)%w.opts.BatchSize == 0 {
 				break
 			}
-			if w.entries[e.entryKey] == e && e.scheduled && e.due == now+ahead {
+			if w.entries[e.entryKey] == e && e.scheduled && e.due == now+ahead && len(e.holds) > 0 {
 				items = w.take(e, items)
 			}
 		}

@@ -84,11 +84,17 @@ func newTestWheel(t *testing.T, opts Options) (*Wheel, *fakeServer, *reports) {
 	return w, f, r
 }
 
-// size returns the number of lock names renewed.
+// size returns the number of lock names renewed: entries with holds.
 func size(w *Wheel) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.entries)
+	n := 0
+	for _, e := range w.entries {
+		if len(e.holds) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // advanceRound moves the wheel one full renewal interval.
@@ -139,6 +145,37 @@ func TestWheelRemoveStopsRenewal(t *testing.T) { // RL-28 bookkeeping
 	w.Add("a", "c:2", 2)
 	advanceRound(w)
 	assert.Equal(t, [][]string{{"a"}}, f.chunks)
+}
+
+// A name released and taken again within an interval reuses its entry and keeps its tick;
+// an entry left without holds is dropped at that tick, renewing nothing.
+func TestWheelReusesARemovedNamesEntry(t *testing.T) {
+	w, f, r := newTestWheel(t, Options{Buckets: 4})
+	entry := func() *entry {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.entries[entryKey{name: "a"}]
+	}
+	f.held["a"] = "c:2"
+	w.Add("a", "c:1", 1)
+	first := entry()
+	w.advance()
+	w.Remove("a", "c:1")
+	w.Add("a", "c:2", 2)
+	assert.Same(t, first, entry(), "the entry of a name taken again is reused")
+	for range w.n - 2 {
+		w.advance()
+	}
+	assert.Empty(t, f.chunks, "not renewed before its tick")
+	w.advance()
+	assert.Equal(t, [][]string{{"a"}}, f.chunks, "renewed at the tick of its first Add")
+	assert.Equal(t, []string{"a/c:2/2"}, r.renewed)
+
+	w.Remove("a", "c:2")
+	assert.Equal(t, 0, size(w))
+	advanceRound(w)
+	assert.Nil(t, entry(), "an entry without holds is dropped at its tick")
+	assert.Len(t, f.chunks, 1, "and renews nothing")
 }
 
 func TestWheelReportsFieldGone(t *testing.T) {
