@@ -12,11 +12,12 @@ import (
 )
 
 // BenchmarkThroughput is TestCompare's throughput workload as a Go benchmark, for
-// -benchmem, -cpuprofile and CPU time per op side by side: thrWorkers goroutines spread over
-// thrProcs simulated processes (each its own rueidis client and lock-library instance) take
-// and release random names out of thrNames, with an empty critical section. One op is one
-// acquire + release; allocations per op include the harness's own (the deadline context,
-// the owner, the release closure).
+// -benchmem, -cpuprofile and CPU time per op side by side (cpu-ns/op: this process's, the
+// harness and every simulated process included; redis-cpu-ns/op: the server's, from INFO
+// cpu): thrWorkers goroutines spread over thrProcs simulated processes (each its own
+// rueidis client and lock-library instance) take and release random names out of thrNames,
+// with an empty critical section. One op is one acquire + release; allocations per op
+// include the harness's own (the deadline context, the owner, the release closure).
 //
 // Sub-benchmarks: rlock with each lock call under a thrDeadline context (cancelable, so the
 // path of a server request; TestCompare's workload) and with context.Background (the owner
@@ -45,7 +46,9 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			var g atomic.Int64
 			b.SetParallelism(max(thrWorkers/runtime.GOMAXPROCS(0), 1)) // thrWorkers goroutines
+			ctl := srv.Client(b)
 			b.ResetTimer()
+			cpu0, srvCPU0 := cpuTime(b), serverCPU(b, ctl)
 			b.RunParallel(func(pb *testing.PB) {
 				n := g.Add(1)
 				p := procs[n%thrProcs]
@@ -66,6 +69,9 @@ func BenchmarkThroughput(b *testing.B) {
 					}
 				}
 			})
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((serverCPU(b, ctl)-srvCPU0).Nanoseconds())/float64(b.N), "redis-cpu-ns/op")
 		})
 	}
 }
