@@ -109,9 +109,9 @@ func newWheel(opts Options, renew renewFunc) *Wheel {
 
 // Add starts renewing the hold of lock name by field, tagged id, whose lease its caller has
 // just set: the first renewal of a name is due at most one interval later (one interval,
-// unless the name was renewed for another hold within the last one: its renewals keep their
-// tick). Adding a field that is already renewed replaces its id. Add after Close does
-// nothing.
+// unless the name's entry is still in the wheel, for another hold of it or for one removed
+// less than an interval ago: the name keeps that entry's tick). Adding a field that is
+// already renewed replaces its id. Add after Close does nothing.
 func (w *Wheel) Add(name, field string, id uint64) { w.add(entryKey{name: name}, field, id) }
 
 // AddRead is Add for a read hold of a read-write lock: each renewal also extends the
