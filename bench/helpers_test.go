@@ -117,6 +117,12 @@ func heapAfterGC() uint64 {
 	return m.HeapAlloc
 }
 
+// reportCPU reports this process's CPU time since cpu0 (cpuTime) per op of b, as
+// cpu-ns/op: on a machine with few cores it varies less from run to run than wall time.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
 // serverCPU returns redis-server's used_cpu_user+used_cpu_sys from INFO cpu.
 func serverCPU(t testing.TB, rc rueidis.Client) time.Duration {
 	t.Helper()

@@ -70,7 +70,7 @@ func BenchmarkThroughput(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			reportCPU(b, cpu0)
 			b.ReportMetric(float64((serverCPU(b, ctl)-srvCPU0).Nanoseconds())/float64(b.N), "redis-cpu-ns/op")
 		})
 	}
