@@ -248,7 +248,7 @@ func (g *group) check() error {
 
 // safeUntils returns the safe-until times of the members that owner o holds.
 func (g *group) safeUntils(o Owner) []time.Time {
-	var safe []time.Time
+	safe := make([]time.Time, 0, len(g.members))
 	for _, l := range g.members {
 		if t, ok := l.c.holds.safeUntilOf(l.name, l.fieldOf(o)); ok {
 			safe = append(safe, t)

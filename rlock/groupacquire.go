@@ -318,6 +318,7 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 	if len(idx) == 0 {
 		return nil, failed
 	}
+	acquired = make([]int, 0, len(idx))
 	o, _ := OwnerFrom(ctx)
 	const (
 		pending int32 = iota
