@@ -119,8 +119,11 @@ func heapAfterGC() uint64 {
 
 // reportCPU reports this process's CPU time since cpu0 (cpuTime) per op of b, as
 // cpu-ns/op: on a machine with few cores it varies less from run to run than wall time.
-func reportCPU(b *testing.B, cpu0 time.Duration) {
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+func reportCPU(b *testing.B, cpu0 time.Duration) { reportPerOp(b, cpuTime(b)-cpu0, "cpu-ns/op") }
+
+// reportPerOp reports d per op of b as the metric unit.
+func reportPerOp(b *testing.B, d time.Duration, unit string) {
+	b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), unit)
 }
 
 // serverCPU returns redis-server's used_cpu_user+used_cpu_sys from INFO cpu.

@@ -71,7 +71,7 @@ func BenchmarkThroughput(b *testing.B) {
 			})
 			b.StopTimer()
 			reportCPU(b, cpu0)
-			b.ReportMetric(float64((serverCPU(b, ctl)-srvCPU0).Nanoseconds())/float64(b.N), "redis-cpu-ns/op")
+			reportPerOp(b, serverCPU(b, ctl)-srvCPU0, "redis-cpu-ns/op")
 		})
 	}
 }

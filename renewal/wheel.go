@@ -326,7 +326,6 @@ func (w *Wheel) collect(tick int64, items []item) []item {
 		switch {
 		case w.entries[e.entryKey] != e || !e.scheduled || e.due%w.n != b:
 		case e.due <= tick && len(e.holds) == 0: // every hold removed (drop)
-			e.scheduled = false
 			delete(w.entries, e.entryKey)
 		case e.due <= tick:
 			items = w.take(e, items)
