@@ -183,14 +183,15 @@ func (g *group) giveBack(ctx context.Context, idx []int) {
 }
 
 // each runs f for every member of idx, at once, and returns their errors by position in idx.
+// The last runs on the caller's goroutine, which would only wait otherwise.
 func (g *group) each(idx []int, f func(i int) error) []error {
 	errs := make([]error, len(idx))
-	if len(idx) == 1 {
-		errs[0] = f(idx[0])
-		return errs
-	}
 	var wg sync.WaitGroup
 	for k, i := range idx {
+		if k == len(idx)-1 {
+			errs[k] = f(i)
+			break
+		}
 		wg.Add(1)
 		run := func() {
 			defer wg.Done()
