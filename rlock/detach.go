@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,10 +43,19 @@ func detachAt(parent context.Context, deadline time.Time) *detached {
 	if latest := time.Now().Add(maxDetached); deadline.After(latest) {
 		deadline = latest
 	}
-	if parent.Done() != nil { // else it never ends, and its values are all it has to give
+	if mayEnd(parent) { // else its values are all it has to give
 		parent = context.WithoutCancel(parent)
 	}
 	return &detached{parent: parent, deadline: roundUp(deadline)}
+}
+
+// mayEnd reports whether ctx can end: it has a deadline or a Done channel. The deadline is
+// asked first, since a context's Done may allocate its channel.
+func mayEnd(ctx context.Context) bool {
+	if _, ok := ctx.Deadline(); ok {
+		return true
+	}
+	return ctx.Done() != nil
 }
 
 // maxDetached bounds how long a detached request may wait, whatever its caller's deadline
@@ -114,26 +124,41 @@ func roundUp(deadline time.Time) time.Time {
 var sharedDone = doneTable{m: make(map[int64]chan struct{})}
 
 type doneTable struct {
+	recent [8]atomic.Pointer[doneEntry] // channels handed out lately, by a hash of their key
+
 	mu sync.Mutex
 	m  map[int64]chan struct{} // by deadline in Unix ns
 }
 
+// doneEntry is a deadline in Unix ns and its channel.
+type doneEntry struct {
+	key int64
+	ch  chan struct{}
+}
+
 // channel returns the channel closed at deadline: closed already when it has passed.
+// Contexts made close together share a deadline, so a channel handed out lately is usually
+// the one asked for: it is returned without taking the table's lock (closed or not, it is
+// the right one, since it closes at that deadline).
 func (t *doneTable) channel(deadline time.Time) <-chan struct{} {
 	key := deadline.UnixNano()
+	slot := &t.recent[uint64(key)*0x9E3779B97F4A7C15>>61] // a Fibonacci hash: the top 3 bits
+	if e := slot.Load(); e != nil && e.key == key {
+		return e.ch
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if ch := t.m[key]; ch != nil {
-		return ch
+	ch := t.m[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		if left := time.Until(deadline); left <= 0 {
+			close(ch)
+		} else {
+			t.m[key] = ch
+			time.AfterFunc(left, func() { t.close(key) })
+		}
 	}
-	ch := make(chan struct{})
-	left := time.Until(deadline)
-	if left <= 0 {
-		close(ch)
-		return ch
-	}
-	t.m[key] = ch
-	time.AfterFunc(left, func() { t.close(key) })
+	slot.Store(&doneEntry{key, ch})
 	return ch
 }
 
@@ -162,7 +187,7 @@ type acquireRequest[T any] interface {
 // gives it back in the background (at once when the Client is closed), bounded by
 // ReleaseTimeout. R is a value type: nothing is allocated for r unless it is undone.
 func detachedAcquire[T any, R acquireRequest[T]](c *Client, ctx context.Context, r R) (T, error) {
-	if ctx.Done() == nil {
+	if !mayEnd(ctx) {
 		return r.run(ctx)
 	}
 	rctx := detachAfter(ctx, c.opts.ReleaseTimeout)
