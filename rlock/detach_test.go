@@ -58,6 +58,23 @@ func TestDetachedContext(t *testing.T) {
 		assert.False(t, left, "the closed channel is removed")
 	})
 
+	t.Run("a channel handed out lately is read without the table's lock", func(t *testing.T) {
+		ctx := detach(parent, 30*time.Millisecond)
+		done := ctx.Done()
+		got := make(chan (<-chan struct{}), 1)
+		sharedDone.mu.Lock()
+		go func() { got <- sharedDone.channel(ctx.deadline) }()
+		select {
+		case ch := <-got:
+			assert.Equal(t, done, ch, "the channel of that deadline")
+		case <-time.After(10 * time.Second):
+			t.Error("the lookup waited for the table's lock")
+		}
+		sharedDone.mu.Unlock()
+		<-done
+		assert.Equal(t, done, sharedDone.channel(ctx.deadline), "closed, and still the one of that deadline")
+	})
+
 	t.Run("a child context follows it", func(t *testing.T) {
 		ctx := detach(parent, 20*time.Millisecond)
 		child, cancel := context.WithCancel(ctx)
@@ -110,3 +127,24 @@ func TestDetachFarDeadline(t *testing.T) {
 	assert.WithinDuration(t, time.Now().Add(maxDetached), dl, maxDetached/25)
 	require.NoError(t, ctx.Err())
 }
+
+// A ctx with a deadline is known to end without asking for its Done channel, which a
+// context may make only when asked (context.WithTimeout's does).
+func TestMayEnd(t *testing.T) {
+	assert.False(t, mayEnd(context.Background()))
+	assert.False(t, mayEnd(context.WithValue(context.Background(), struct{}{}, 1)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	assert.True(t, mayEnd(ctx))
+	assert.True(t, mayEnd(noDone{deadline: time.Now().Add(time.Hour)}), "by its deadline")
+}
+
+// noDone is a context with a deadline that fails a test asking for its Done channel.
+type noDone struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c noDone) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c noDone) Done() <-chan struct{} { panic("Done asked for") }
