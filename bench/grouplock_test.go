@@ -33,8 +33,8 @@ import (
 // Sizes of TestGroupLocks.
 const (
 	grpServers   = 5
-	grpUncRounds = 10 // rounds of the uncontended part, contenders alternating
-	grpUncOps    = 100
+	grpUncRounds = 40 // rounds of the uncontended part, contenders alternating; short, to spread drift
+	grpUncOps    = 50
 	grpHoRounds  = 4  // blocks per contender and waiter count, alternating
 	grpHoPer     = 25 // handoffs per block
 	grpCmdOps    = 50 // acquisitions counted with MONITOR
