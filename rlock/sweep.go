@@ -35,11 +35,8 @@ func (g *group) sweep(ctx context.Context, idx []int, mlease time.Duration, dead
 		return nil, map[int]error{}
 	}
 	t := &tally{g: g, ctx: ctx, idx: idx, need: min(need, len(idx)), tolerate: tolerate, waitable: waitable,
-		open: make([]bool, len(idx)), left: len(idx), acquired: make([]int, 0, len(idx)),
+		settled: make([]bool, len(idx)), left: len(idx), acquired: make([]int, 0, len(idx)),
 		failed: make(map[int]error, len(idx)), wake: make(chan struct{}, 1), start: time.Now()}
-	for k := range t.open {
-		t.open[k] = true
-	}
 	o, _ := OwnerFrom(ctx)
 	for k, i := range idx {
 		l := g.members[i]
@@ -81,7 +78,7 @@ type tally struct {
 	wake           chan struct{} // a due state since the caller last settled; buffered, 1
 
 	mu           sync.Mutex
-	open         []bool // by position in idx: the try's outcome is still awaited
+	settled      []bool // by position in idx: the try's outcome is filed, or it was abandoned
 	left         int    // the tries still awaited
 	errs, locked int    // tries filed that failed, and of those, held by another owner
 	acquired     []int
@@ -93,8 +90,7 @@ type tally struct {
 // try runs the k-th try, on member l for owner o, and files its outcome. A try abandoned
 // meanwhile gives back the hold it took.
 func (t *tally) try(k int, l *Lock, o Owner, mlease time.Duration) {
-	dctx := detach(t.ctx, l.c.opts.ReleaseTimeout)
-	var rctx context.Context = dctx
+	var rctx context.Context = detach(t.ctx, l.c.opts.ReleaseTimeout)
 	var run *opRun
 	if l.c.obs.on() {
 		rctx, run = l.c.obs.begin(rctx, l.acquireOp(t.ctx, "TryLock", bounded(0), mlease))
@@ -119,10 +115,10 @@ func (t *tally) try(k int, l *Lock, o Owner, mlease time.Duration) {
 func (t *tally) file(k int, err error) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.open[k] {
+	if t.settled[k] {
 		return false
 	}
-	t.open[k] = false
+	t.settled[k] = true
 	t.left--
 	i := t.idx[k]
 	t.acquired, t.failed = t.g.sort(t.ctx, i, err, t.acquired, t.failed)
@@ -212,9 +208,9 @@ func (t *tally) abandonAll(cause error) {
 // abandon files cause for every try still running; their outcomes are no longer counted.
 // t.mu is held.
 func (t *tally) abandon(cause error) {
-	for k, open := range t.open {
-		if open {
-			t.open[k] = false
+	for k, settled := range t.settled {
+		if !settled {
+			t.settled[k] = true
 			t.left--
 			t.failed[t.idx[k]] = cause
 		}
